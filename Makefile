@@ -1,0 +1,37 @@
+# Lomote: `make run` serves the studio with its workers; `make test` runs lint and the whole suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint fmt bench clean
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py bootstrap_demo
+	$(PY) manage.py runstudio
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+# DATABASE_URL if set, else local PostgreSQL if reachable, else SQLite (PostgreSQL-only tests skipped).
+test: lint
+	$(PY) manage.py makemigrations --check --dry-run
+	@export DATABASE_URL="$$($(PY) tests/support/choose_db.py)"; \
+	$(PY) -m pytest $(PYTEST_ARGS); status=$$?; \
+	cat var/test-summary.txt 2>/dev/null; exit $$status
+
+clean:
+	rm -rf $(VENV) var/staticfiles var/test.sqlite3

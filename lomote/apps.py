@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class LomoteConfig(AppConfig):
+    name = "lomote"
+    verbose_name = "Lomote"

@@ -1,0 +1,110 @@
+"""One error shape everywhere: {"error": {"code", "message", "details"}}.
+
+Domain code raises DomainError subclasses; the runtime reads `retryable`, clients read `code`.
+"""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class DomainError(Exception):
+    status = 400
+    code = "invalid"
+    default_message = "The request is invalid."
+    retryable = False
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        code: str | None = None,
+        details: dict[str, Any] | None = None,
+        retryable: bool | None = None,
+    ):
+        self.message = message or self.default_message
+        if code:
+            self.code = code
+        if retryable is not None:
+            self.retryable = retryable
+        self.details = details or {}
+        super().__init__(self.message)
+
+
+class InvalidInput(DomainError):
+    status, code, default_message = 400, "invalid", "The request is invalid."
+
+
+class NotFound(DomainError):
+    status, code, default_message = 404, "not_found", "Not found."
+
+
+class PermissionDenied(DomainError):
+    status, code, default_message = 403, "permission_denied", "Your role does not allow this."
+
+
+class Conflict(DomainError):
+    status, code, default_message = 409, "conflict", "The request conflicts with the current state."
+
+
+class PaymentRequired(DomainError):
+    status, code, default_message = 402, "payment_required", "The balance does not cover this."
+
+
+class PayloadTooLarge(drf.APIException):
+    status_code = 413
+    default_code = "payload_too_large"
+    default_detail = "The request body is too large."
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+_DRF_CODES = {
+    drf.ParseError: "malformed_json",
+    drf.NotAuthenticated: "not_authenticated",
+    drf.AuthenticationFailed: "authentication_failed",
+    drf.PermissionDenied: "permission_denied",
+    drf.NotFound: "not_found",
+    drf.MethodNotAllowed: "method_not_allowed",
+    drf.NotAcceptable: "not_acceptable",
+    drf.UnsupportedMediaType: "unsupported_media_type",
+    drf.Throttled: "rate_limited",
+    PayloadTooLarge: "payload_too_large",
+}
+
+
+def _drf_code(exc: drf.APIException) -> str:
+    for cls, code in _DRF_CODES.items():
+        if isinstance(exc, cls):
+            # Specific codes set by our own code (e.g. "invalid_api_key") win over the class default.
+            detail_code = getattr(exc, "detail", None)
+            if hasattr(detail_code, "code") and detail_code.code not in (None, exc.default_code):
+                return str(detail_code.code)
+            return code
+    return "invalid" if isinstance(exc, drf.ValidationError) else str(exc.default_code)
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DomainError):
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status)
+    if isinstance(exc, Http404):
+        exc = drf.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = drf.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    assert isinstance(exc, drf.APIException)
+    if isinstance(exc, drf.ValidationError):
+        details = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        response.data = error_body("invalid", "Some fields are invalid.", {"fields": details})
+    else:
+        details = {"wait_seconds": exc.wait} if isinstance(exc, drf.Throttled) and exc.wait else {}
+        response.data = error_body(_drf_code(exc), str(exc.detail), details)
+    return response

@@ -1,0 +1,28 @@
+from rest_framework import serializers
+
+
+class StrictSerializer(serializers.Serializer):
+    """Input serializer that refuses unknown fields instead of silently dropping them."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            writable = {name for name, field in self.fields.items() if not field.read_only}
+            unknown = sorted(set(data) - writable)
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Machine-readable error code, e.g. `not_found`, `last_owner`.")
+    message = serializers.CharField(help_text="Human-readable explanation.")
+    details = serializers.DictField(help_text="Structured context, e.g. per-field errors under `fields`.")
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
+
+
+def error_responses(*statuses: int) -> dict:
+    """OpenAPI responses for the given error statuses, all with the one error body."""
+    return {status: ErrorSerializer for status in statuses}

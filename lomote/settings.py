@@ -1,0 +1,255 @@
+"""Lomote settings, read from the environment.
+
+Embedded default (no variables set): SQLite under var/, an in-process channel layer with consumers tailing
+the event log, django-q2 on the ORM broker. Production: DATABASE_URL=postgres://..., REDIS_URL=redis://...,
+DEBUG=0 and a real SECRET_KEY.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("LOMOTE_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+DEBUG = env_bool("DEBUG", True)
+
+_DEV_SECRET = "dev-insecure-lomote-secret-key-only-for-local-use-0123456789"  # noqa: S105 - DEBUG only
+SECRET_KEY = os.environ.get("SECRET_KEY", _DEV_SECRET if DEBUG else "")
+if not SECRET_KEY:
+    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG=0.")
+
+# Never '*': it would also disable the WebSocket origin check (DESIGN §14).
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+if "*" in ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS may not contain '*': it disables the WebSocket origin check.")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "channels",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_q",
+    "lomote",
+    "workspace",
+    "billing",
+    "memory",
+    "agents",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "lomote.urls"
+WSGI_APPLICATION = "lomote.wsgi.application"
+ASGI_APPLICATION = "lomote.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------------------
+
+DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'lomote.sqlite3'}"
+_db = dj_database_url.parse(DATABASE_URL)
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    # Embedded mode: WAL lets readers run beside the writer; IMMEDIATE takes the write lock at BEGIN so
+    # two processes never deadlock upgrading a read lock (daphne and the qcluster share the file).
+    _db["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;",
+    }
+    _db["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+elif _db["ENGINE"] in {"django.db.backends.postgresql", "django.db.backends.postgresql_psycopg2"}:
+    _db["ENGINE"] = "django.db.backends.postgresql"
+    # Persistent connections: without them django-q2 opens a connection per enqueue/dequeue (DESIGN §14).
+    _db["CONN_MAX_AGE"] = int(os.environ.get("CONN_MAX_AGE", "60"))
+    _db["CONN_HEALTH_CHECKS"] = True
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+
+# --- Channels: Redis when configured, else in-process + event-log tailing --------------------------------
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Consumers re-read the log on every push hint and also poll it: often when no cross-process layer
+# exists (worker processes cannot reach this process), rarely otherwise (pushes are at-most-once).
+EVENT_TAIL_INTERVAL = float(os.environ.get("EVENT_TAIL_INTERVAL", "5.0" if REDIS_URL else "0.5"))
+EVENT_REPLAY_BATCH = 500
+
+# --- django-q2 ------------------------------------------------------------------------------------------
+
+# Per-task hard timeouts (seconds). The ORM broker redelivers a task still running after `retry`
+# seconds, so `retry` must stay above the largest timeout plus queue wait (asserted in tests).
+LOMOTE_TASK_TIMEOUTS = {"default": 300}
+LOMOTE_QUEUE_WAIT_MARGIN = 60
+Q_CLUSTER = {
+    "name": "lomote",
+    "orm": "default",
+    "workers": int(os.environ.get("Q_WORKERS", "2")),
+    "timeout": max(LOMOTE_TASK_TIMEOUTS.values()),
+    "retry": max(LOMOTE_TASK_TIMEOUTS.values()) + LOMOTE_QUEUE_WAIT_MARGIN + 60,
+    "poll": 0.05,
+    "max_attempts": 5,
+    "catch_up": False,
+    "save_limit": 1000,
+    "ack_failures": True,
+    "label": "Queue",
+}
+
+# --- Model providers (used by the agent runtime) ----------------------------------------------------------
+
+# One HTTP attempt at most this long; our own loop retries. timeout × attempts must stay below the q
+# timeout so a retried inference never outlives its job (asserted in tests).
+LOMOTE_MODEL_TIMEOUT = float(os.environ.get("LOMOTE_MODEL_TIMEOUT", "60"))
+LOMOTE_MODEL_MAX_ATTEMPTS = int(os.environ.get("LOMOTE_MODEL_MAX_ATTEMPTS", "3"))
+
+# --- Auth, REST ------------------------------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+# Request bodies above this size are refused with 413 before parsing.
+LOMOTE_MAX_JSON_BODY = int(os.environ.get("LOMOTE_MAX_JSON_BODY", str(1024 * 1024)))
+DATA_UPLOAD_MAX_MEMORY_SIZE = LOMOTE_MAX_JSON_BODY
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "workspace.authentication.ApiKeyAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["lomote.parsers.BoundedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "lomote.exceptions.api_exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "lomote.pagination.CursorlessPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_THROTTLE_CLASSES": ["workspace.throttling.PrincipalRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"principal": os.environ.get("API_RATE", "6000/min")},
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Lomote API",
+    "DESCRIPTION": 'Collaborative AI creation studio. Every error answers `{"error": {"code", "message", "details"}}`.',
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "RoleEnum": "workspace.models.Role",
+        "ApiKeyRoleEnum": "workspace.models.Role.api_key_choices",
+    },
+}
+
+# --- i18n, static ----------------------------------------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+if DEBUG:
+    STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+WHITENOISE_USE_FINDERS = DEBUG
+MEDIA_ROOT = VAR_DIR / "media"
+MEDIA_URL = "/media/"
+
+# --- Security (DEBUG=0) ----------------------------------------------------------------------------------
+
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

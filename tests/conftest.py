@@ -1,0 +1,116 @@
+"""Suite-wide set-up: service markers, personas, and the summary line `make test` prints last."""
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+SUMMARY_FILE = Path(settings.VAR_DIR) / "test-summary.txt"
+REQUIRE_SERVICES = os.environ.get("LOMOTE_REQUIRE_SERVICES") == "1"
+_skipped = {"postgres": 0, "redis": 0}
+
+
+def _redis_reachable() -> bool:
+    if not settings.REDIS_URL and not os.environ.get("TEST_REDIS_URL"):
+        return False
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def redis_url() -> str:
+    return settings.REDIS_URL or os.environ.get("TEST_REDIS_URL", "")
+
+
+def pytest_collection_modifyitems(config, items):
+    available = {"postgres": settings.IS_POSTGRES, "redis": _redis_reachable()}
+    for item in items:
+        for service, ok in available.items():
+            if ok or item.get_closest_marker(service) is None:
+                continue
+            if REQUIRE_SERVICES:
+                raise pytest.UsageError(f"LOMOTE_REQUIRE_SERVICES=1 but {service} is unavailable ({item.nodeid})")
+            item.add_marker(pytest.mark.skip(reason=f"needs {service}"))
+            _skipped[service] += 1
+            break
+
+
+def pytest_sessionfinish(session, exitstatus):
+    engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    line = (
+        f"lomote tests ran on {engine} ({settings.DATABASES['default']['NAME']}); "
+        f"skipped for lack of PostgreSQL: {_skipped['postgres']}, for lack of Redis: {_skipped['redis']}"
+    )
+    SUMMARY_FILE.write_text(line + "\n")
+
+
+# --- personas ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username: str):
+        return django_user_model.objects.create_user(
+            username=username, email=f"{username}@example.com", password="pw-" + username
+        )
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user):
+    """Owner of `workspace`."""
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    """Editor of `workspace`."""
+    return make_user("bob")
+
+
+@pytest.fixture
+def carol(make_user):
+    """Viewer of `workspace`."""
+    return make_user("carol")
+
+
+@pytest.fixture
+def dave(make_user):
+    """Outsider: member of no workspace of theirs."""
+    return make_user("dave")
+
+
+@pytest.fixture
+def workspace(alice, bob, carol):
+    from workspace.models import Membership, Role
+    from workspace.services.workspaces import workspace_create
+
+    ws = workspace_create(user=alice, name="Poster studio")
+    Membership.objects.create(workspace=ws, user=bob, role=Role.EDITOR)
+    Membership.objects.create(workspace=ws, user=carol, role=Role.VIEWER)
+    return ws
+
+
+@pytest.fixture
+def api_client():
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def client_for(api_client):
+    """An APIClient logged in (by force) as the given user."""
+    from rest_framework.test import APIClient
+
+    def make(user):
+        client = APIClient()
+        client.force_authenticate(user)
+        return client
+
+    return make

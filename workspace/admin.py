@@ -1,0 +1,63 @@
+from django.contrib import admin
+
+from workspace.models import ApiKey, Event, Membership, Workspace
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "created_by", "created_at", "last_event_seq", "member_count"]
+    search_fields = ["name", "created_by__username"]
+    list_filter = ["created_at"]
+    readonly_fields = ["last_event_seq", "created_at"]
+    inlines = [MembershipInline]
+
+    @admin.display(description="Members")
+    def member_count(self, workspace):
+        return workspace.memberships.count()
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["id", "workspace", "user", "role", "created_at"]
+    list_filter = ["role", "created_at"]
+    search_fields = ["workspace__name", "user__username", "user__email"]
+    list_select_related = ["workspace", "user"]
+    autocomplete_fields = ["workspace", "user"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Operators may revoke keys but never see or set a secret (only its digest exists)."""
+
+    list_display = ["id", "name", "workspace", "role", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["role", ("revoked_at", admin.EmptyFieldListFilter), "created_at"]
+    search_fields = ["name", "prefix", "workspace__name"]
+    list_select_related = ["workspace"]
+    readonly_fields = ["prefix", "digest", "created_by", "created_at", "last_used_at"]
+    fields = ["workspace", "name", "role", "prefix", "digest", "created_by", "created_at", "last_used_at", "revoked_at"]
+
+    def has_add_permission(self, request):
+        return False  # keys are created through the API, which shows the secret once
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    """The event log is append-only: visible to operators, never edited."""
+
+    list_display = ["id", "workspace", "seq", "kind", "created_at"]
+    list_filter = ["kind", "created_at"]
+    search_fields = ["kind", "workspace__name"]
+    list_select_related = ["workspace"]
+    ordering = ["-id"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,200 @@
+"""REST API v1 for tenancy and the event log. Views parse, call a selector or service, and serialize."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+
+from lomote.exceptions import PermissionDenied
+from lomote.serializers import error_responses
+from workspace import selectors, serializers
+from workspace.authentication import ApiKeyPrincipal
+from workspace.models import Role
+from workspace.services import workspaces as services
+
+WORKSPACE_ID = OpenApiParameter("workspace_id", int, OpenApiParameter.PATH)
+
+
+class WorkspaceApi(GenericAPIView):
+    """Base for endpoints under /workspaces/<workspace_id>/: resolves access once per request."""
+
+    def access(self):
+        return selectors.workspace_access(principal=self.request.user, workspace_id=int(self.kwargs["workspace_id"]))
+
+
+def _workspace_out(workspace, principal) -> dict:
+    role = selectors.role_of(principal=principal, workspace=workspace)
+    return serializers.WorkspaceOut(workspace, context={"roles": {workspace.pk: role}}).data
+
+
+class WorkspaceListCreateApi(GenericAPIView):
+    serializer_class = serializers.WorkspaceOut
+
+    @extend_schema(operation_id="workspaces_list", responses={200: serializers.WorkspaceOut(many=True)})
+    def get(self, request):
+        workspaces = selectors.workspace_list(principal=request.user).order_by("id")
+        page = self.paginate_queryset(workspaces)
+        roles = {w.pk: selectors.role_of(principal=request.user, workspace=w) for w in page}
+        return self.get_paginated_response(serializers.WorkspaceOut(page, many=True, context={"roles": roles}).data)
+
+    @extend_schema(
+        operation_id="workspaces_create",
+        request=serializers.WorkspaceIn,
+        responses={201: serializers.WorkspaceOut, **error_responses(400, 401, 403)},
+    )
+    def post(self, request):
+        if isinstance(request.user, ApiKeyPrincipal):
+            raise PermissionDenied("API keys act inside one workspace; they cannot create one.", code="api_key_scope")
+        data = _validated(serializers.WorkspaceIn, request.data)
+        workspace = services.workspace_create(user=request.user, name=data["name"])
+        return Response(_workspace_out(workspace, request.user), status=status.HTTP_201_CREATED)
+
+
+class WorkspaceDetailApi(WorkspaceApi):
+    serializer_class = serializers.WorkspaceOut
+
+    @extend_schema(
+        operation_id="workspaces_retrieve", responses={200: serializers.WorkspaceOut, **error_responses(404)}
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        return Response(_workspace_out(access.workspace, request.user))
+
+    @extend_schema(
+        operation_id="workspaces_update",
+        request=serializers.WorkspaceIn,
+        responses={200: serializers.WorkspaceOut, **error_responses(400, 403, 404)},
+    )
+    def patch(self, request, workspace_id):
+        access = self.access().require(Role.OWNER)
+        data = _validated(serializers.WorkspaceIn, request.data)
+        workspace = services.workspace_update(access=access, name=data["name"])
+        return Response(_workspace_out(workspace, request.user))
+
+    @extend_schema(operation_id="workspaces_destroy", responses={204: None, **error_responses(403, 404)})
+    def delete(self, request, workspace_id):
+        services.workspace_delete(access=self.access())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MemberListCreateApi(WorkspaceApi):
+    serializer_class = serializers.MembershipOut
+
+    @extend_schema(
+        operation_id="members_list", responses={200: serializers.MembershipOut(many=True), **error_responses(404)}
+    )
+    def get(self, request, workspace_id):
+        page = self.paginate_queryset(selectors.membership_list(access=self.access()).order_by("id"))
+        return self.get_paginated_response(serializers.MembershipOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="members_create",
+        request=serializers.MembershipCreateIn,
+        responses={201: serializers.MembershipOut, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.OWNER)
+        data = _validated(serializers.MembershipCreateIn, request.data)
+        membership = services.membership_add(access=access, user_identifier=data["user"], role=data["role"])
+        return Response(serializers.MembershipOut(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MemberDetailApi(WorkspaceApi):
+    serializer_class = serializers.MembershipOut
+
+    @extend_schema(operation_id="members_retrieve", responses={200: serializers.MembershipOut, **error_responses(404)})
+    def get(self, request, workspace_id, membership_id):
+        membership = selectors.membership_get(access=self.access(), membership_id=membership_id)
+        return Response(serializers.MembershipOut(membership).data)
+
+    @extend_schema(
+        operation_id="members_update",
+        request=serializers.MembershipUpdateIn,
+        responses={200: serializers.MembershipOut, **error_responses(400, 403, 404, 409)},
+    )
+    def patch(self, request, workspace_id, membership_id):
+        access = self.access().require(Role.OWNER)
+        selectors.membership_get(access=access, membership_id=membership_id)
+        data = _validated(serializers.MembershipUpdateIn, request.data)
+        membership = services.membership_update_role(access=access, membership_id=membership_id, role=data["role"])
+        return Response(serializers.MembershipOut(membership).data)
+
+    @extend_schema(operation_id="members_destroy", responses={204: None, **error_responses(403, 404, 409)})
+    def delete(self, request, workspace_id, membership_id):
+        services.membership_remove(access=self.access(), membership_id=membership_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ApiKeyListCreateApi(WorkspaceApi):
+    serializer_class = serializers.ApiKeyOut
+
+    @extend_schema(
+        operation_id="api_keys_list", responses={200: serializers.ApiKeyOut(many=True), **error_responses(403, 404)}
+    )
+    def get(self, request, workspace_id):
+        access = self.access().require(Role.OWNER)
+        page = self.paginate_queryset(selectors.api_key_list(access=access).order_by("id"))
+        return self.get_paginated_response(serializers.ApiKeyOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="api_keys_create",
+        request=serializers.ApiKeyCreateIn,
+        responses={201: serializers.ApiKeyCreatedOut, **error_responses(400, 403, 404)},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.OWNER)
+        data = _validated(serializers.ApiKeyCreateIn, request.data)
+        key, raw = services.api_key_create(access=access, name=data["name"], role=data["role"])
+        body = serializers.ApiKeyCreatedOut(key, context={"raw_key": raw}).data
+        return Response(body, status=status.HTTP_201_CREATED, headers={"Cache-Control": "no-store"})
+
+
+class ApiKeyDetailApi(WorkspaceApi):
+    serializer_class = serializers.ApiKeyOut
+
+    @extend_schema(
+        operation_id="api_keys_retrieve", responses={200: serializers.ApiKeyOut, **error_responses(403, 404)}
+    )
+    def get(self, request, workspace_id, key_id):
+        access = self.access().require(Role.OWNER)
+        return Response(serializers.ApiKeyOut(selectors.api_key_get(access=access, key_id=key_id)).data)
+
+    @extend_schema(
+        operation_id="api_keys_revoke",
+        description="Revoke the key. It stops working at once; the record stays for the audit trail.",
+        responses={200: serializers.ApiKeyOut, **error_responses(403, 404)},
+    )
+    def delete(self, request, workspace_id, key_id):
+        key = services.api_key_revoke(access=self.access(), key_id=key_id)
+        return Response(serializers.ApiKeyOut(key).data)
+
+
+class EventListApi(WorkspaceApi):
+    serializer_class = serializers.EventPageOut
+
+    @extend_schema(
+        operation_id="events_list",
+        description="Events with a sequence above `after`, oldest first. Replays what a client missed.",
+        parameters=[
+            OpenApiParameter("after", int, description="Last sequence seen (0 for the start)."),
+            OpenApiParameter("limit", int, description="At most this many events (1-500, default 200)."),
+        ],
+        responses={200: serializers.EventPageOut, **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        query = _validated(serializers.EventQueryIn, request.query_params.dict())
+        events = selectors.event_list_after(
+            workspace_id=access.workspace.pk, after=query["after"], limit=query["limit"] + 1
+        )
+        has_more = len(events) > query["limit"]
+        events = events[: query["limit"]]
+        last_seq = events[-1].seq if events else query["after"]
+        body = {"events": serializers.EventOut(events, many=True).data, "last_seq": last_seq, "has_more": has_more}
+        return Response(body)
+
+
+def _validated(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data

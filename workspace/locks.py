@@ -1,0 +1,11 @@
+"""Row locks for the workspace app, always taken in primary-key order to avoid deadlocks."""
+
+from workspace.models import Membership, Workspace
+
+
+def workspace_qs_for_update():
+    return Workspace.objects.order_by("pk").select_for_update(of=("self",))
+
+
+def membership_qs_for_update():
+    return Membership.objects.order_by("pk").select_for_update(of=("self",))

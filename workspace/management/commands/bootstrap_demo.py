@@ -1,0 +1,30 @@
+import os
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from workspace.models import Workspace
+from workspace.services.workspaces import workspace_create
+
+
+class Command(BaseCommand):
+    help = "Create the demo user and workspace (idempotent) and print how to log in."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--username", default=os.environ.get("LOMOTE_DEMO_USER", "demo"))
+        parser.add_argument("--password", default=os.environ.get("LOMOTE_DEMO_PASSWORD", "lomote-demo"))
+
+    @transaction.atomic
+    def handle(self, *args, username, password, **options):
+        User = get_user_model()
+        user, created = User.objects.get_or_create(username=username, defaults={"email": f"{username}@example.com"})
+        if created:
+            user.set_password(password)
+            # The demo account also operates the embedded install, so it may open the admin.
+            user.is_staff = user.is_superuser = True
+            user.save()
+        if not Workspace.objects.filter(memberships__user=user).exists():
+            workspace_create(user=user, name="Demo studio")
+        shown = password if created else "(unchanged: the password you set before)"
+        self.stdout.write(f"Log in at http://127.0.0.1:8000/ as {username} / {shown}  (admin: /admin/)")

@@ -1,0 +1,91 @@
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from lomote.exceptions import NotFound, PermissionDenied
+from workspace.authentication import ApiKeyPrincipal
+from workspace.models import ApiKey, Event, Membership, Role, Workspace, role_at_least
+
+Principal = AbstractBaseUser | ApiKeyPrincipal
+
+
+@dataclass(frozen=True)
+class Access:
+    """What one principal may do in one workspace. Obtained only through `workspace_access`."""
+
+    workspace: Workspace
+    role: str
+    user: AbstractBaseUser | None
+    api_key: ApiKey | None
+
+    def require(self, role: str) -> "Access":
+        if not role_at_least(self.role, role):
+            raise PermissionDenied(
+                f"This needs the {Role(role).label.lower()} role; you are {Role(self.role).label.lower()}.",
+                code="role_required",
+                details={"required_role": role, "your_role": self.role},
+            )
+        return self
+
+    @property
+    def actor(self) -> dict:
+        if self.api_key is not None:
+            return {"type": "api_key", "id": self.api_key.pk, "name": self.api_key.name}
+        return {"type": "user", "id": self.user.pk, "username": self.user.get_username()}
+
+
+def workspace_access(*, principal: Principal, workspace_id: int) -> Access:
+    """The caller's access to a workspace. Non-members get NotFound: they learn nothing."""
+    if isinstance(principal, ApiKeyPrincipal):
+        key = principal.api_key
+        if key.workspace_id != workspace_id or not key.is_active:
+            raise NotFound("Workspace not found.")
+        return Access(workspace=key.workspace, role=key.role, user=None, api_key=key)
+    if principal is None or not principal.is_authenticated:
+        raise NotFound("Workspace not found.")
+    membership = (
+        Membership.objects.select_related("workspace").filter(workspace_id=workspace_id, user=principal).first()
+    )
+    if membership is None:
+        raise NotFound("Workspace not found.")
+    return Access(workspace=membership.workspace, role=membership.role, user=principal, api_key=None)
+
+
+def workspace_list(*, principal: Principal) -> QuerySet[Workspace]:
+    if isinstance(principal, ApiKeyPrincipal):
+        return Workspace.objects.filter(pk=principal.workspace_id)
+    return Workspace.objects.filter(memberships__user=principal).distinct()
+
+
+def role_of(*, principal: Principal, workspace: Workspace) -> str | None:
+    if isinstance(principal, ApiKeyPrincipal):
+        return principal.api_key.role if principal.workspace_id == workspace.pk else None
+    membership = Membership.objects.filter(workspace=workspace, user=principal).only("role").first()
+    return membership.role if membership else None
+
+
+def membership_list(*, access: Access) -> QuerySet[Membership]:
+    return Membership.objects.filter(workspace=access.workspace).select_related("user")
+
+
+def membership_get(*, access: Access, membership_id: int) -> Membership:
+    membership = membership_list(access=access).filter(pk=membership_id).first()
+    if membership is None:
+        raise NotFound("Member not found.")
+    return membership
+
+
+def api_key_list(*, access: Access) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(workspace=access.workspace)
+
+
+def api_key_get(*, access: Access, key_id: int) -> ApiKey:
+    key = api_key_list(access=access).filter(pk=key_id).first()
+    if key is None:
+        raise NotFound("API key not found.")
+    return key
+
+
+def event_list_after(*, workspace_id: int, after: int, limit: int) -> list[Event]:
+    return list(Event.objects.filter(workspace_id=workspace_id, seq__gt=after).order_by("seq")[:limit])
