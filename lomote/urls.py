@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from lomote import views
@@ -14,6 +14,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/v1/", include("workspace.urls")),
+    # Unknown API paths answer the JSON error body even with DEBUG on.
+    re_path(r"^api/", views.api_not_found),
 ]
 
 handler404 = "lomote.views.handler404"

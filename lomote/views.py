@@ -22,6 +22,10 @@ def healthz(request):
     return JsonResponse({"status": "ok", "database": connection.vendor})
 
 
+def api_not_found(request, *args, **kwargs):
+    return JsonResponse(error_body("not_found", "Not found."), status=404)
+
+
 def handler404(request, exception=None):
     if request.path.startswith("/api/"):
         return JsonResponse(error_body("not_found", "Not found."), status=404)
