@@ -1,0 +1,310 @@
+"""Tasks and the durable runtime's log (DESIGN §3): turns, steps, tool calls, inbox, model leases.
+
+The log is append-only and keyed by (turn, step, index); state is derived from it, never re-serialised whole.
+Every write a worker makes is fenced on (turn, generation) — see agents/runtime/fencing.py.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from workspace.models import Workspace
+
+
+class TaskKind(models.TextChoices):
+    LIGHTWEIGHT = "lightweight", "Lightweight"
+    PERSISTENT = "persistent", "Persistent"
+
+
+class TaskStatus(models.TextChoices):
+    IDLE = "idle", "Idle"  # nothing to do until the person says something
+    ACTIVE = "active", "Active"  # a turn is queued or running
+    WAITING = "waiting", "Waiting"  # suspended on an external event or a person's answer
+    PAUSED = "paused", "Paused"
+    CANCELLED = "cancelled", "Cancelled"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class Task(models.Model):
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="tasks")
+    kind = models.CharField(max_length=16, choices=TaskKind.choices, default=TaskKind.PERSISTENT)
+    status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.IDLE)
+    title = models.CharField(max_length=200)
+    brief = models.TextField(blank=True)
+    language = models.CharField(max_length=16, default="en")
+    summary = models.TextField(blank=True)
+    goal_revision = models.PositiveIntegerField(default=1)
+    stop_reason = models.CharField(max_length=64, blank=True)
+    waiting_for = models.JSONField(default=dict, blank=True)
+    # Consecutive turns started by the runtime itself (no person in between); capped by settings.
+    auto_turns = models.PositiveIntegerField(default=0)
+    model_profile = models.ForeignKey(
+        "agents.ModelProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [models.Index(fields=["workspace", "status", "-updated_at"], name="task_ws_status")]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.title}"
+
+    @property
+    def is_stopped(self) -> bool:
+        return self.status in (TaskStatus.CANCELLED, TaskStatus.DONE, TaskStatus.FAILED)
+
+
+class ChecklistStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    IN_PROGRESS = "in_progress", "In progress"
+    DONE = "done", "Done"
+    SKIPPED = "skipped", "Skipped"
+
+
+class ChecklistItem(models.Model):
+    """One item of a task's execution checklist: the persisted plan that decides auto-continuation."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="checklist")
+    position = models.PositiveIntegerField()
+    title = models.CharField(max_length=300)
+    status = models.CharField(max_length=16, choices=ChecklistStatus.choices, default=ChecklistStatus.PENDING)
+    needs_confirmation = models.BooleanField(default=False)
+    evidence = models.TextField(blank=True)
+    artifacts = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task", "position"]
+        constraints = [models.UniqueConstraint(fields=["task", "position"], name="checklist_unique_position")]
+
+    def __str__(self) -> str:
+        return f"{self.position}. {self.title} [{self.status}]"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in (ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS)
+
+
+class ProviderSecret(models.Model):
+    """A provider API key, encrypted at rest; decrypted only inside a provider adapter."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="provider_secrets")
+    name = models.CharField(max_length=120)
+    ciphertext = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="provider_secret_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} (encrypted)"
+
+
+class ProviderKind(models.TextChoices):
+    SCRIPTED = "scripted", "Scripted planner (offline, not an LLM)"
+    OPENAI_COMPAT = "openai_compat", "OpenAI-compatible endpoint"
+    REPLAY = "replay", "Replay (fixed outputs, tests)"
+
+
+class ModelProfile(models.Model):
+    """A workspace's choice of model. A turn copies it into an immutable ModelLease when it starts."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="model_profiles")
+    name = models.CharField(max_length=120)
+    provider = models.CharField(max_length=32, choices=ProviderKind.choices, default=ProviderKind.SCRIPTED)
+    model = models.CharField(max_length=200, default="lomote-scripted-planner-1")
+    base_url = models.URLField(blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    secret = models.ForeignKey(ProviderSecret, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    is_default = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="model_profile_unique_name"),
+            models.UniqueConstraint(
+                fields=["workspace"], condition=Q(is_default=True), name="model_profile_one_default"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.provider}/{self.model}"
+
+
+class TurnStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"  # the model answered without asking for more tools
+    SUSPENDED = "suspended", "Suspended"  # ended waiting for an external event or a person
+    STOPPED = "stopped", "Stopped"  # paused, capped, or no progress: state kept, resumable
+    CANCELLED = "cancelled", "Cancelled"
+    FAILED = "failed", "Failed"
+
+
+ACTIVE_TURN_STATUSES = (TurnStatus.QUEUED, TurnStatus.RUNNING)
+
+
+class Turn(models.Model):
+    """One run of a task's worker. `generation` is the fencing token: a takeover increments it."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="turns")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=TurnStatus.choices, default=TurnStatus.QUEUED)
+    trigger = models.CharField(max_length=64, default="message")
+    generation = models.PositiveIntegerField(default=1)
+    lease_holder = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Our own attempt counter: django-q2 does not count attempts of hard-killed workers (DESIGN §14).
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    checkpoint = models.JSONField(default=dict, blank=True)
+    stop_reason = models.CharField(max_length=64, blank=True)
+    error = models.JSONField(default=dict, blank=True)
+    made_progress = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["task", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "number"], name="turn_unique_number"),
+            # At most one queued or running turn per task.
+            models.UniqueConstraint(
+                fields=["task"], condition=Q(status__in=["queued", "running"]), name="turn_one_active_per_task"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "lease_expires_at"], name="turn_status_lease"),
+        ]
+
+    def __str__(self) -> str:
+        return f"turn {self.pk} of task {self.task_id} (gen {self.generation}, {self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_TURN_STATUSES
+
+
+class ModelLease(models.Model):
+    """The exact provider, model and parameters of a turn. Immutable; never a silent fallback."""
+
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="model_lease")
+    provider = models.CharField(max_length=32, choices=ProviderKind.choices)
+    model = models.CharField(max_length=200)
+    base_url = models.URLField(blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    secret = models.ForeignKey(ProviderSecret, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise ValueError("A model lease is immutable once created.")
+        super().save(*args, **kwargs)
+
+
+class Step(models.Model):
+    """One model inference and the tool calls it proposed, committed in one transaction before any tool runs."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField()
+    generation = models.PositiveIntegerField(help_text="The generation of the worker that committed it.")
+    text = models.TextField(blank=True, help_text="What the model said to the person.")
+    decision = models.JSONField(default=dict, help_text="The model's tool-call intents, as returned.")
+    model = models.CharField(max_length=200, help_text="The model that produced this decision.")
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    cached_prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["turn", "index"]
+        constraints = [models.UniqueConstraint(fields=["turn", "index"], name="step_unique_index")]
+
+    def __str__(self) -> str:
+        return f"step {self.turn_id}:{self.index}"
+
+
+class ToolCallStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    STARTED = "started", "Started"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    UNKNOWN = "unknown", "Outcome unknown"
+
+
+FINISHED_CALL_STATUSES = (ToolCallStatus.DONE, ToolCallStatus.FAILED, ToolCallStatus.UNKNOWN)
+
+
+class ToolCall(models.Model):
+    """A tool call with a stable id `turn:step:index`, logged `started` before it runs."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="tool_calls")
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="tool_calls")
+    index = models.PositiveIntegerField()
+    call_id = models.CharField(max_length=64, unique=True)
+    provider_call_id = models.CharField(max_length=200, blank=True, help_text="The id the model gave the call.")
+    name = models.CharField(max_length=100)
+    input = models.JSONField(default=dict)
+    idempotent = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=ToolCallStatus.choices, default=ToolCallStatus.PENDING)
+    result = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    started_generation = models.PositiveIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["turn", "step", "index"]
+        constraints = [models.UniqueConstraint(fields=["step", "index"], name="toolcall_unique_index")]
+
+    def __str__(self) -> str:
+        return f"{self.call_id} {self.name} [{self.status}]"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_CALL_STATUSES
+
+
+class InboxStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    CONSUMED = "consumed", "Consumed"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+    REPLACED = "replaced", "Replaced"
+
+
+class InboxMessage(models.Model):
+    """A message to a task. Delivered is not executed: `consumed_by_step` records when the model read it."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="inbox")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source = models.CharField(max_length=32, default="person")
+    text = models.TextField()
+    status = models.CharField(max_length=16, choices=InboxStatus.choices, default=InboxStatus.PENDING)
+    consumed_by_step = models.ForeignKey(
+        Step, null=True, blank=True, on_delete=models.SET_NULL, related_name="consumed_messages"
+    )
+    replaces = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaced_by"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    consumed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["task", "id"]
+        indexes = [models.Index(fields=["task", "status"], name="inbox_task_status")]
+
+    def __str__(self) -> str:
+        return f"inbox {self.pk} → task {self.task_id} [{self.status}]"

@@ -1,0 +1,62 @@
+"""The contract every model provider implements (DESIGN §10).
+
+A provider turns a ModelRequest (chat messages in OpenAI format, the visible tools, and the structured
+state the context was built from) into a ModelResponse (text, tool-call intents, usage, the exact model).
+It never falls back to another model: an error is raised as ModelError with `retryable` set, and the
+runtime's own loop decides whether to try again. Secrets are resolved inside the adapter only.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of the arguments
+
+    def as_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass(frozen=True)
+class ToolCallIntent:
+    id: str  # the id the model gave the call (echoed back with its result)
+    name: str
+    arguments: dict[str, Any] | str  # a str when the model produced arguments that are not a JSON object
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    params: dict[str, Any]
+    messages: list[dict[str, Any]]
+    tools: list[ToolSpec]
+    # The structured facts the messages were rendered from (brief, checklist, new inbox messages, tool
+    # results of the previous step). Real models read the messages; the scripted planner reads this.
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    text: str
+    tool_calls: list[ToolCallIntent]
+    usage: Usage
+    model: str  # the model that actually produced the output
+
+
+class ModelProvider(Protocol):
+    kind: str
+
+    def complete(self, request: ModelRequest) -> ModelResponse: ...
