@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from workspace.models import ApiKey, Event, Membership, Workspace
+from workspace.models import ApiKey, Artifact, ArtifactVersion, Event, Membership, Workspace
 
 
 class MembershipInline(admin.TabularInline):
@@ -54,6 +54,52 @@ class EventAdmin(admin.ModelAdmin):
     list_filter = ["kind", "created_at"]
     search_fields = ["kind", "workspace__name"]
     list_select_related = ["workspace"]
+    ordering = ["-id"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class ArtifactVersionInline(admin.TabularInline):
+    """Versions are immutable: listed for operators, never edited here."""
+
+    model = ArtifactVersion
+    extra = 0
+    fields = ["number", "media_type", "file", "author_user", "author_task_id", "author_turn_id", "created_at"]
+    readonly_fields = fields
+    ordering = ["-number"]
+    show_change_link = True
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Artifact)
+class ArtifactAdmin(admin.ModelAdmin):
+    list_display = ["id", "title", "kind", "workspace", "current_version", "created_by", "updated_at", "deleted_at"]
+    list_filter = ["kind", ("deleted_at", admin.EmptyFieldListFilter), "updated_at"]
+    search_fields = ["title", "description", "workspace__name"]
+    list_select_related = ["workspace", "created_by"]
+    readonly_fields = ["current_version", "created_by", "created_by_task_id", "created_at", "updated_at"]
+    autocomplete_fields = ["workspace"]
+    inlines = [ArtifactVersionInline]
+
+    def has_add_permission(self, request):
+        return False  # created through the services, which write version 1 and the event
+
+
+@admin.register(ArtifactVersion)
+class ArtifactVersionAdmin(admin.ModelAdmin):
+    """Read-only: a new version is added through the services, which check the base version."""
+
+    list_display = ["id", "artifact", "number", "media_type", "author_user", "author_task_id", "created_at"]
+    list_filter = ["artifact__kind", "media_type", "created_at"]
+    search_fields = ["artifact__title", "artifact__workspace__name", "media_type"]
+    list_select_related = ["artifact", "author_user"]
     ordering = ["-id"]
 
     def has_add_permission(self, request):

@@ -1,6 +1,6 @@
 """Row locks for the workspace app, always taken in primary-key order to avoid deadlocks."""
 
-from workspace.models import Membership, Workspace
+from workspace.models import Artifact, Membership, Workspace
 
 
 def workspace_qs_for_update():
@@ -9,3 +9,7 @@ def workspace_qs_for_update():
 
 def membership_qs_for_update():
     return Membership.objects.order_by("pk").select_for_update(of=("self",))
+
+
+def artifact_qs_for_update():
+    return Artifact.objects.order_by("pk").select_for_update(of=("self",))

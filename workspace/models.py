@@ -121,3 +121,103 @@ class Event(models.Model):
             "data": self.data,
             "at": self.created_at.isoformat(),
         }
+
+
+class ArtifactKind(models.TextChoices):
+    IMAGE = "image", "Image"
+    VIDEO = "video", "Video"
+    MODEL_3D = "3d", "3D asset"
+    DOCUMENT = "document", "Document"
+    ASSET_COLLECTION = "asset_collection", "Asset collection"
+    FLOW = "flow", "Flow"
+
+
+# Kinds whose versions hold their content as text (documents; Flows and collections as JSON). The others
+# hold a file and describe it in `meta`.
+TEXT_ARTIFACT_KINDS = frozenset({ArtifactKind.DOCUMENT, ArtifactKind.FLOW, ArtifactKind.ASSET_COLLECTION})
+
+
+class Artifact(models.Model):
+    """A work with its own identity, independent of conversations and tasks (DESIGN §9).
+
+    `current_version` is the optimistic-concurrency token: a write names the version it was based on and
+    is refused when another write got there first (workspace/services/artifacts.py).
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="artifacts")
+    kind = models.CharField(max_length=32, choices=ArtifactKind.choices)
+    title = models.CharField(max_length=300)
+    description = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    current_version = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # A plain id, not a foreign key: the workspace app never imports agents (dependencies point one way).
+    created_by_task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [
+            models.Index(fields=["workspace", "kind"], name="artifact_ws_kind"),
+            models.Index(fields=["workspace", "-updated_at"], name="artifact_ws_updated"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk} {self.title} (v{self.current_version})"
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    @property
+    def is_text(self) -> bool:
+        return self.kind in TEXT_ARTIFACT_KINDS
+
+
+def artifact_file_path(version: "ArtifactVersion", filename: str) -> str:
+    artifact = version.artifact
+    return f"artifacts/{artifact.workspace_id}/{artifact.pk}/v{version.number}/{filename}"
+
+
+class ArtifactVersion(models.Model):
+    """One immutable version of an artifact, authored by a person or by a task during one of its turns."""
+
+    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    content = models.TextField(blank=True)
+    file = models.FileField(upload_to=artifact_file_path, max_length=500, null=True, blank=True)
+    media_type = models.CharField(max_length=100, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    author_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    author_task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    author_turn_id = models.PositiveBigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["artifact", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["artifact", "number"], name="artifact_version_unique_number"),
+            models.CheckConstraint(condition=Q(number__gt=0), name="artifact_version_number_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"artifact {self.artifact_id} v{self.number}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise ValueError("An artifact version is immutable once created.")
+        super().save(*args, **kwargs)
+
+    @property
+    def author(self) -> dict:
+        if self.author_task_id is not None:
+            return {"type": "task", "task": self.author_task_id, "turn": self.author_turn_id}
+        if self.author_user_id is not None:
+            return {"type": "user", "id": self.author_user_id}
+        return {"type": "system"}

@@ -1,11 +1,24 @@
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Q, QuerySet
 
-from lomote.exceptions import NotFound, PermissionDenied
+from lomote.exceptions import InvalidInput, NotFound, PermissionDenied
 from workspace.authentication import ApiKeyPrincipal
-from workspace.models import ApiKey, Event, Membership, Role, Workspace, role_at_least
+from workspace.models import (
+    ApiKey,
+    Artifact,
+    ArtifactKind,
+    ArtifactVersion,
+    Event,
+    Membership,
+    Role,
+    Workspace,
+    role_at_least,
+)
 
 Principal = AbstractBaseUser | ApiKeyPrincipal
 
@@ -89,3 +102,68 @@ def api_key_get(*, access: Access, key_id: int) -> ApiKey:
 
 def event_list_after(*, workspace_id: int, after: int, limit: int) -> list[Event]:
     return list(Event.objects.filter(workspace_id=workspace_id, seq__gt=after).order_by("seq")[:limit])
+
+
+# --- artifacts ---------------------------------------------------------------------------------------------
+
+ARTIFACT_SEARCH_MAX_LIMIT = 50
+ARTIFACT_SEARCH_MAX_TERMS = 8
+
+
+def artifact_list(*, workspace_id: int) -> QuerySet[Artifact]:
+    """The workspace's artifacts that are not deleted, most recently changed first."""
+    return Artifact.objects.filter(workspace_id=workspace_id, deleted_at__isnull=True).order_by("-updated_at", "-id")
+
+
+def artifact_get(*, workspace_id: int, artifact_id: int) -> Artifact:
+    """One live artifact of the workspace. Another workspace's id, or a deleted artifact, is NotFound."""
+    artifact = artifact_list(workspace_id=workspace_id).filter(pk=artifact_id).first()
+    if artifact is None:
+        raise NotFound("Artifact not found.")
+    return artifact
+
+
+def artifact_version_get(*, workspace_id: int, artifact_id: int, number: int | None = None) -> ArtifactVersion:
+    """A version of a live artifact of the workspace: the current one unless `number` is given."""
+    artifact = artifact_get(workspace_id=workspace_id, artifact_id=artifact_id)
+    wanted = artifact.current_version if number is None else number
+    version = artifact.versions.filter(number=wanted).first()
+    if version is None:
+        raise NotFound(
+            f"This artifact has no version {wanted}.",
+            code="version_not_found",
+            details={"current_version": artifact.current_version},
+        )
+    version.artifact = artifact
+    return version
+
+
+def _json_text_needle(term: str) -> str:
+    """`term` as it appears inside the stored JSON text of the tags list.
+
+    PostgreSQL renders jsonb as text with non-ASCII characters as they are; SQLite keeps the text Django
+    wrote, where they are \\u-escaped. Quotes and backslashes are escaped on both.
+    """
+    return json.dumps(term, ensure_ascii=connection.vendor == "sqlite")[1:-1]
+
+
+def artifact_search(
+    *, workspace_id: int, query: str, kinds: Iterable[str] | None = None, limit: int = 20
+) -> list[Artifact]:
+    """Live artifacts whose title, description or tags contain every word of `query`, ignoring case.
+
+    An empty query lists the most recent artifacts. SQLite folds case for ASCII letters only.
+    """
+    artifacts = artifact_list(workspace_id=workspace_id)
+    if kinds:
+        kinds = list(kinds)
+        unknown = sorted(set(kinds) - set(ArtifactKind.values))
+        if unknown:
+            raise InvalidInput(f"Unknown artifact kinds: {', '.join(unknown)}.", details={"fields": {"kinds": unknown}})
+        artifacts = artifacts.filter(kind__in=kinds)
+    for term in (query or "").split()[:ARTIFACT_SEARCH_MAX_TERMS]:
+        artifacts = artifacts.filter(
+            Q(title__icontains=term) | Q(description__icontains=term) | Q(tags__icontains=_json_text_needle(term))
+        )
+    limit = max(1, min(int(limit), ARTIFACT_SEARCH_MAX_LIMIT))
+    return list(artifacts[:limit])
