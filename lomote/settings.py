@@ -139,7 +139,7 @@ EVENT_REPLAY_BATCH = 500
 
 # Per-task hard timeouts (seconds). The ORM broker redelivers a task still running after `retry`
 # seconds, so `retry` must stay above the largest timeout plus queue wait (asserted in tests).
-LOMOTE_TASK_TIMEOUTS = {"default": 300}
+LOMOTE_TASK_TIMEOUTS = {"default": 300, "turn": 600}
 LOMOTE_QUEUE_WAIT_MARGIN = 60
 Q_CLUSTER = {
     "name": "lomote",
@@ -161,6 +161,26 @@ Q_CLUSTER = {
 # timeout so a retried inference never outlives its job (asserted in tests).
 LOMOTE_MODEL_TIMEOUT = float(os.environ.get("LOMOTE_MODEL_TIMEOUT", "60"))
 LOMOTE_MODEL_MAX_ATTEMPTS = int(os.environ.get("LOMOTE_MODEL_MAX_ATTEMPTS", "3"))
+
+# Fernet keys (comma-separated, newest first) that encrypt provider API keys at rest; older keys still
+# decrypt, so rotation is: prepend a new key, run `secrets_reencrypt()`, drop the old key. Empty: a key is
+# derived from SECRET_KEY (and SECRET_KEY_FALLBACKS for decryption) with HKDF — see agents/secrets.py.
+LOMOTE_SECRETS_KEYS = env_list("LOMOTE_SECRETS_KEYS", [])
+
+# --- Agent runtime (DESIGN §3) ------------------------------------------------------------------------------
+
+# A worker renews its lease at every boundary; the lease outlasts any single model attempt or tool call.
+LOMOTE_LEASE_SECONDS = float(os.environ.get("LOMOTE_LEASE_SECONDS", "90"))
+LOMOTE_WATCHDOG_PERIOD = float(os.environ.get("LOMOTE_WATCHDOG_PERIOD", "10"))
+LOMOTE_QUEUE_STALE_SECONDS = float(os.environ.get("LOMOTE_QUEUE_STALE_SECONDS", "30"))
+LOMOTE_MAX_TURN_ATTEMPTS = int(os.environ.get("LOMOTE_MAX_TURN_ATTEMPTS", "5"))
+LOMOTE_MAX_STEPS_PER_TURN = int(os.environ.get("LOMOTE_MAX_STEPS_PER_TURN", "40"))
+LOMOTE_MAX_TOKENS_PER_TURN = int(os.environ.get("LOMOTE_MAX_TOKENS_PER_TURN", "400000"))
+LOMOTE_MAX_AUTO_TURNS = int(os.environ.get("LOMOTE_MAX_AUTO_TURNS", "20"))
+LOMOTE_TOOL_RESULT_CONTEXT_CHARS = 4000
+LOMOTE_MODEL_RETRY_BACKOFF = float(os.environ.get("LOMOTE_MODEL_RETRY_BACKOFF", "1.0"))
+# A job hands its turn to a fresh job after this long, well inside the q timeout.
+LOMOTE_TURN_SLICE_SECONDS = float(os.environ.get("LOMOTE_TURN_SLICE_SECONDS", "240"))
 
 # --- Auth, REST ------------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 
 
 class Command(BaseCommand):
-    help = "Serve the studio with daphne and run a django-q2 cluster beside it; Ctrl-C stops both."
+    help = "Serve the studio with daphne beside a django-q2 cluster and the runtime watchdog; Ctrl-C stops all."
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
@@ -22,8 +22,9 @@ class Command(BaseCommand):
                 [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "lomote.asgi:application"], env=env
             ),
             subprocess.Popen([*manage, "qcluster"], env=env),
+            subprocess.Popen([*manage, "watchdog"], env=env),
         ]
-        self.stdout.write(f"Studio on http://{host}:{port}/ with a qcluster; Ctrl-C stops both.")
+        self.stdout.write(f"Studio on http://{host}:{port}/ with a qcluster and the watchdog; Ctrl-C stops all.")
 
         def stop(*_):
             for child in children:
@@ -45,7 +46,9 @@ class Command(BaseCommand):
                 except subprocess.TimeoutExpired:
                     child.kill()
         failed = [
-            name for name, c in zip(("daphne", "qcluster"), children, strict=True) if c.returncode not in (0, -15)
+            name
+            for name, c in zip(("daphne", "qcluster", "watchdog"), children, strict=True)
+            if c.returncode not in (0, -15)
         ]
         if failed:
             self.stderr.write(f"stopped: {', '.join(map(str, failed))} exited with an error")

@@ -1,0 +1,126 @@
+"""What happens after a cycle (DESIGN §3, figure 9), decided from persisted state only.
+
+checklist complete → done; pending messages → next turn; progress made and items left → next turn on
+its own (the person never types "continue"); no progress → stop with a reason; a wait → suspend and free
+the worker. Each ending is one fenced transaction that also records the event the person sees.
+"""
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from agents.exceptions import Fenced
+from agents.models import ChecklistStatus, InboxStatus, Task, TaskStatus, Turn, TurnStatus
+from agents.runtime.fencing import fence
+from agents.runtime.queue import enqueue_turn
+from agents.services.turns import task_status_data, turn_start
+from agents.transitions import task_move, turn_move
+from workspace.services.events import event_append
+
+OPEN = (ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS)
+
+
+def _end_turn(task: Task, turn: Turn, status: str, *, reason: str = "", error: dict | None = None) -> None:
+    turn_move(turn, status)
+    turn.stop_reason = reason
+    turn.finished_at = timezone.now()
+    turn.lease_holder, turn.lease_expires_at = "", None
+    fields = ["status", "stop_reason", "finished_at", "lease_holder", "lease_expires_at"]
+    if error is not None:
+        turn.error = error
+        fields.append("error")
+    turn.save(update_fields=fields)
+    event_append(
+        workspace_id=task.workspace_id,
+        kind="turn.ended",
+        data={"task": task.pk, "turn": turn.pk, "status": status, "reason": reason},
+    )
+
+
+def _set_task(task: Task, status: str, *, reason: str = "", waiting_for: dict | None = None) -> None:
+    task_move(task, status, reason=reason)
+    task.waiting_for = waiting_for or {}
+    task.save(update_fields=["status", "stop_reason", "waiting_for", "auto_turns", "updated_at"])
+    event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+
+
+def _has_pending_inbox(task: Task) -> bool:
+    return task.inbox.filter(status=InboxStatus.PENDING).exists()
+
+
+def cycle_end(turn_id: int, generation: int) -> str:
+    """The model answered without asking for tools: decide whether the task goes on by itself."""
+    with transaction.atomic():
+        task, turn = fence(turn_id, generation)
+        _end_turn(task, turn, TurnStatus.COMPLETED)
+        checklist = list(task.checklist.values_list("status", flat=True))
+        open_items = sum(1 for status in checklist if status in OPEN)
+        if checklist and not open_items:
+            task.auto_turns = 0
+            _set_task(task, TaskStatus.DONE, reason="checklist_complete")
+            return "done"
+        if _has_pending_inbox(task):
+            task.auto_turns = 0
+            task.save(update_fields=["auto_turns"])
+            turn_start(task=task, trigger="message")
+            return "next_turn"
+        if open_items and not turn.made_progress:
+            _set_task(task, TaskStatus.IDLE, reason="no_progress")
+            return "no_progress"
+        if open_items and task.auto_turns >= settings.LOMOTE_MAX_AUTO_TURNS:
+            _set_task(task, TaskStatus.IDLE, reason="auto_turn_cap")
+            return "auto_turn_cap"
+        if open_items:
+            task.auto_turns += 1
+            task.save(update_fields=["auto_turns"])
+            turn_start(task=task, trigger="auto_continue")
+            return "auto_continue"
+        task.auto_turns = 0
+        _set_task(task, TaskStatus.IDLE, reason="answered")
+        return "answered"
+
+
+def turn_suspend(turn_id: int, generation: int) -> str:
+    """A tool asked to wait (a person's answer, a generation job): end the turn and free the worker."""
+    with transaction.atomic():
+        task, turn = fence(turn_id, generation)
+        waiting_for = turn.checkpoint.get("suspend") or {}
+        _end_turn(task, turn, TurnStatus.SUSPENDED, reason=f"waiting_for_{waiting_for.get('type', 'event')}")
+        if waiting_for.get("type") == "person" and _has_pending_inbox(task):
+            turn_start(task=task, trigger="message")  # the answer is already here
+            return "next_turn"
+        _set_task(task, TaskStatus.WAITING, reason="waiting", waiting_for=waiting_for)
+        return "suspended"
+
+
+def turn_stop(turn_id: int, generation: int, *, reason: str) -> str:
+    """Out of limits: keep all state, stop, say why. A message or resume starts again."""
+    with transaction.atomic():
+        task, turn = fence(turn_id, generation)
+        _end_turn(task, turn, TurnStatus.STOPPED, reason=reason)
+        _set_task(task, TaskStatus.IDLE, reason=reason)
+    return reason
+
+
+def turn_hand_off(turn_id: int, generation: int) -> str:
+    """Give the turn to a fresh job (new generation) before this one nears the queue's timeout."""
+    with transaction.atomic():
+        task, turn = fence(turn_id, generation)
+        turn_move(turn, TurnStatus.QUEUED)
+        turn.generation += 1
+        turn.lease_holder, turn.lease_expires_at, turn.enqueued_at = "", None, timezone.now()
+        turn.save(update_fields=["status", "generation", "lease_holder", "lease_expires_at", "enqueued_at"])
+        enqueue_turn(turn.pk, turn.generation)
+    return "handed_off"
+
+
+def turn_fail(turn_id: int, generation: int, *, code: str, message: str) -> str:
+    """The turn cannot go on (model error after our retries, runtime bug). The task keeps its state."""
+    try:
+        with transaction.atomic():
+            task, turn = fence(turn_id, generation)
+            _end_turn(task, turn, TurnStatus.FAILED, reason=code, error={"code": code, "message": message})
+            _set_task(task, TaskStatus.IDLE, reason=code)
+    except Fenced:
+        return "fenced"
+    return "failed"

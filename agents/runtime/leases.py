@@ -1,0 +1,35 @@
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from agents.models import TaskStatus, Turn, TurnStatus
+from workspace.services.events import event_append
+
+
+def lease_claim(*, turn_id: int, generation: int, holder: str) -> bool:
+    """Take a queued turn for this generation with one conditional UPDATE. False: someone else has it,
+    a newer generation exists, or the task is no longer active — the job is then a no-op."""
+    now = timezone.now()
+    with transaction.atomic():
+        claimed = Turn.objects.filter(
+            pk=turn_id, generation=generation, status=TurnStatus.QUEUED, task__status=TaskStatus.ACTIVE
+        ).update(
+            status=TurnStatus.RUNNING,
+            lease_holder=holder[:200],
+            lease_expires_at=now + timedelta(seconds=settings.LOMOTE_LEASE_SECONDS),
+            attempts=F("attempts") + 1,
+            started_at=Coalesce(F("started_at"), now),
+        )
+        if claimed != 1:
+            return False
+        turn = Turn.objects.select_related("task").get(pk=turn_id)
+        event_append(
+            workspace_id=turn.task.workspace_id,
+            kind="turn.running",
+            data={"task": turn.task_id, "turn": turn_id, "generation": generation, "attempt": turn.attempts},
+        )
+    return True

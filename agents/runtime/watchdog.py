@@ -1,0 +1,110 @@
+"""The watchdog (DESIGN §3): every period, recover what a lost message or a dead worker left behind.
+
+- expired leases → take the turn over (generation + 1) and re-enqueue, or fail it at the attempt cap;
+- turns queued too long → re-enqueue the same generation (a duplicate job is a no-op);
+- tasks with unconsumed inbox messages and no active turn → start a turn.
+Every move is a conditional write, so two watchdogs sweeping at once act once per turn.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from agents.locks import task_qs_for_update, turn_qs_for_update
+from agents.models import ACTIVE_TURN_STATUSES, InboxStatus, Task, TaskStatus, Turn, TurnStatus
+from agents.runtime.queue import enqueue_turn
+from agents.services.turns import task_status_data, turn_start
+from agents.transitions import task_move, turn_move
+from workspace.services.events import event_append
+
+logger = logging.getLogger(__name__)
+BATCH = 200
+
+
+@dataclass
+class SweepReport:
+    taken_over: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    requeued: list[int] = field(default_factory=list)
+    started: list[int] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.taken_over or self.failed or self.requeued or self.started)
+
+
+def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
+    now = now or timezone.now()
+    report = SweepReport()
+    expired = Turn.objects.filter(status=TurnStatus.RUNNING, lease_expires_at__lt=now).values_list("pk", "generation")
+    for turn_id, generation in list(expired[:BATCH]):
+        _take_over(turn_id, generation, now, report)
+    stale_before = now - timedelta(seconds=settings.LOMOTE_QUEUE_STALE_SECONDS)
+    stale = Turn.objects.filter(status=TurnStatus.QUEUED, enqueued_at__lt=stale_before)
+    for turn_id, generation, enqueued_at in list(stale.values_list("pk", "generation", "enqueued_at")[:BATCH]):
+        # Conditional on the old stamp: of two sweeps, one re-enqueues.
+        if Turn.objects.filter(pk=turn_id, status=TurnStatus.QUEUED, enqueued_at=enqueued_at).update(enqueued_at=now):
+            with transaction.atomic():
+                enqueue_turn(turn_id, generation)
+            report.requeued.append(turn_id)
+    for task_id in list(_tasks_with_unread_inbox()[:BATCH]):
+        _start_for_inbox(task_id, report)
+    if report:
+        logger.info("watchdog: %s", report)
+    return report
+
+
+def _take_over(turn_id: int, generation: int, now: datetime, report: SweepReport) -> None:
+    with transaction.atomic():
+        task_id = Turn.objects.filter(pk=turn_id).values_list("task_id", flat=True).first()
+        task = task_qs_for_update().get(pk=task_id)
+        turn = turn_qs_for_update().get(pk=turn_id)
+        if turn.status != TurnStatus.RUNNING or turn.generation != generation or turn.lease_expires_at >= now:
+            return  # renewed, finished, or already taken over by another sweep
+        if turn.attempts >= settings.LOMOTE_MAX_TURN_ATTEMPTS:
+            turn_move(turn, TurnStatus.FAILED)
+            turn.stop_reason, turn.finished_at = "attempt_cap", now
+            turn.error = {"code": "attempt_cap", "message": f"The turn was interrupted {turn.attempts} times."}
+            turn.save(update_fields=["status", "stop_reason", "finished_at", "error"])
+            task_move(task, TaskStatus.IDLE, reason="attempt_cap")
+            task.save(update_fields=["status", "stop_reason", "updated_at"])
+            event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+            report.failed.append(turn_id)
+            return
+        turn_move(turn, TurnStatus.QUEUED)
+        turn.generation += 1
+        turn.lease_holder, turn.lease_expires_at, turn.enqueued_at = "", None, now
+        turn.save(update_fields=["status", "generation", "lease_holder", "lease_expires_at", "enqueued_at"])
+        event_append(
+            workspace_id=task.workspace_id,
+            kind="turn.taken_over",
+            data={"task": task.pk, "turn": turn.pk, "generation": turn.generation},
+        )
+        enqueue_turn(turn.pk, turn.generation)
+        report.taken_over.append(turn_id)
+
+
+def _tasks_with_unread_inbox():
+    return (
+        Task.objects.filter(inbox__status=InboxStatus.PENDING)
+        .exclude(status__in=[TaskStatus.PAUSED, TaskStatus.CANCELLED])
+        .exclude(turns__status__in=ACTIVE_TURN_STATUSES)
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+
+
+def _start_for_inbox(task_id: int, report: SweepReport) -> None:
+    with transaction.atomic():
+        task = task_qs_for_update().get(pk=task_id)
+        if task.status in (TaskStatus.PAUSED, TaskStatus.CANCELLED):
+            return
+        if task.turns.filter(status__in=ACTIVE_TURN_STATUSES).exists():
+            return
+        if not task.inbox.filter(status=InboxStatus.PENDING).exists():
+            return
+        turn = turn_start(task=task, trigger="watchdog")
+        report.started.append(turn.pk)

@@ -1,0 +1,68 @@
+"""Task inboxes (DESIGN §3, seed §4.3): delivered is not executed.
+
+A message is stored at once; the worker reads it at its next safe boundary and the consuming step is
+recorded. Until then it may be withdrawn or replaced; after, it is part of the history.
+"""
+
+from django.db import transaction
+
+from agents.locks import inbox_qs_for_update
+from agents.models import InboxMessage, InboxStatus, TaskStatus
+from agents.services.tasks import _source, task_locked
+from agents.services.turns import turn_start
+from lomote.exceptions import Conflict, NotFound
+from workspace.models import Role
+from workspace.selectors import Access
+from workspace.services.events import event_append
+
+
+def _message_data(message: InboxMessage) -> dict:
+    return {"task": message.task_id, "message": message.pk, "status": message.status}
+
+
+@transaction.atomic
+def message_post(*, access: Access, task_id: int, text: str) -> InboxMessage:
+    access.require(Role.EDITOR)
+    task = task_locked(access=access, task_id=task_id)
+    if task.status == TaskStatus.CANCELLED:
+        raise Conflict("This task was cancelled; it takes no more messages.", code="task_cancelled")
+    message = InboxMessage.objects.create(task=task, author=access.user, source=_source(access), text=text)
+    event_append(workspace_id=task.workspace_id, kind="inbox.posted", data=_message_data(message))
+    if task.status != TaskStatus.PAUSED:
+        turn_start(task=task, trigger="message")  # no-op when a turn is active: it reads the inbox next
+    return message
+
+
+def _pending_locked(*, access: Access, task_id: int, message_id: int) -> tuple:
+    task = task_locked(access=access, task_id=task_id)
+    message = inbox_qs_for_update().filter(pk=message_id, task=task).first()
+    if message is None:
+        raise NotFound("Message not found.")
+    if message.status != InboxStatus.PENDING:
+        raise Conflict(
+            "The agent already read this message (or it was withdrawn); it can no longer change.",
+            code="message_not_pending",
+            details={"status": message.status},
+        )
+    return task, message
+
+
+@transaction.atomic
+def message_withdraw(*, access: Access, task_id: int, message_id: int) -> InboxMessage:
+    access.require(Role.EDITOR)
+    task, message = _pending_locked(access=access, task_id=task_id, message_id=message_id)
+    message.status = InboxStatus.WITHDRAWN
+    message.save(update_fields=["status"])
+    event_append(workspace_id=task.workspace_id, kind="inbox.withdrawn", data=_message_data(message))
+    return message
+
+
+@transaction.atomic
+def message_replace(*, access: Access, task_id: int, message_id: int, text: str) -> InboxMessage:
+    access.require(Role.EDITOR)
+    task, old = _pending_locked(access=access, task_id=task_id, message_id=message_id)
+    old.status = InboxStatus.REPLACED
+    old.save(update_fields=["status"])
+    new = InboxMessage.objects.create(task=task, author=access.user, source=_source(access), text=text, replaces=old)
+    event_append(workspace_id=task.workspace_id, kind="inbox.replaced", data={**_message_data(new), "replaces": old.pk})
+    return new

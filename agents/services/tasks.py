@@ -1,0 +1,122 @@
+"""Task lifecycle: create, cancel, pause, resume. Each takes the task row lock (DESIGN §3, §5)."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from agents.locks import task_qs_for_update, turn_qs_for_update
+from agents.models import (
+    ACTIVE_TURN_STATUSES,
+    ChecklistStatus,
+    InboxMessage,
+    InboxStatus,
+    Task,
+    TaskKind,
+    TaskStatus,
+    TurnStatus,
+)
+from agents.services.turns import task_status_data, turn_start
+from agents.transitions import task_move, turn_move
+from lomote.exceptions import NotFound
+from workspace.models import Role
+from workspace.selectors import Access
+from workspace.services.events import event_append
+
+
+def task_locked(*, access: Access, task_id: int) -> Task:
+    """The task, locked, if it belongs to the caller's workspace; NotFound otherwise."""
+    task = task_qs_for_update().filter(pk=task_id, workspace=access.workspace).first()
+    if task is None:
+        raise NotFound("Task not found.")
+    return task
+
+
+@transaction.atomic
+def task_create(
+    *, access: Access, title: str, brief: str, language: str = "en", kind: str = TaskKind.PERSISTENT
+) -> Task:
+    """Create a task; its brief becomes the first inbox message and a turn starts."""
+    access.require(Role.EDITOR)
+    task = Task.objects.create(
+        workspace=access.workspace, kind=kind, title=title, brief=brief, language=language, created_by=access.user
+    )
+    event_append(
+        workspace_id=task.workspace_id,
+        kind="task.created",
+        data={"task": task.pk, "title": title, "kind": kind, "language": language, "by": access.actor},
+    )
+    if brief:
+        InboxMessage.objects.create(task=task, author=access.user, source=_source(access), text=brief)
+        turn_start(task=task, trigger="created")
+    return task
+
+
+def _source(access: Access) -> str:
+    return "api_key" if access.api_key is not None else "person"
+
+
+def _fence_out_active_turn(task: Task, to: str, reason: str) -> None:
+    """End the active turn and bump its generation, so its worker's next write is rejected."""
+    for turn in turn_qs_for_update().filter(task=task, status__in=ACTIVE_TURN_STATUSES):
+        turn_move(turn, to)
+        turn.generation += 1
+        turn.stop_reason, turn.finished_at = reason, timezone.now()
+        turn.lease_holder, turn.lease_expires_at = "", None
+        turn.save(
+            update_fields=["status", "generation", "stop_reason", "finished_at", "lease_holder", "lease_expires_at"]
+        )
+        event_append(
+            workspace_id=task.workspace_id,
+            kind="turn.ended",
+            data={"task": task.pk, "turn": turn.pk, "status": to, "reason": reason},
+        )
+
+
+@transaction.atomic
+def task_cancel(*, access: Access, task_id: int) -> Task:
+    """Stop for good. Workers are fenced out; late results are recorded but change nothing."""
+    access.require(Role.EDITOR)
+    task = task_locked(access=access, task_id=task_id)
+    if task.status == TaskStatus.CANCELLED:
+        return task
+    _fence_out_active_turn(task, TurnStatus.CANCELLED, "cancelled")
+    task_move(task, TaskStatus.CANCELLED, reason="cancelled_by_person")
+    task.waiting_for = {}
+    task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
+    event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    return task
+
+
+@transaction.atomic
+def task_pause(*, access: Access, task_id: int) -> Task:
+    access.require(Role.EDITOR)
+    task = task_locked(access=access, task_id=task_id)
+    if task.status == TaskStatus.PAUSED:
+        return task
+    _fence_out_active_turn(task, TurnStatus.STOPPED, "paused")
+    task_move(task, TaskStatus.PAUSED, reason="paused_by_person")
+    task.save(update_fields=["status", "stop_reason", "updated_at"])
+    event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    return task
+
+
+@transaction.atomic
+def task_resume(*, access: Access, task_id: int) -> Task:
+    """Resume a paused task: a turn starts if there is something to do, else it waits for the person."""
+    access.require(Role.EDITOR)
+    task = task_locked(access=access, task_id=task_id)
+    if task.status != TaskStatus.PAUSED:
+        task_move(task, TaskStatus.ACTIVE)  # raises the state conflict for a cancelled task
+        return task
+    has_work = (
+        task.inbox.filter(status=InboxStatus.PENDING).exists()
+        or task.checklist.filter(status__in=[ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS]).exists()
+    )
+    task.auto_turns = 0
+    if has_work:
+        task.save(update_fields=["auto_turns"])
+        turn_start(task=task, trigger="resume")
+    else:
+        task_move(task, TaskStatus.IDLE, reason="resumed")
+        task.save(update_fields=["status", "stop_reason", "auto_turns", "updated_at"])
+        event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    return task

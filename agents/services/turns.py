@@ -1,0 +1,63 @@
+"""Starting turns. A turn is one run of a task's worker; the queue only wakes it (DESIGN §3)."""
+
+from django.db.models import Max
+from django.utils import timezone
+
+from agents.models import ACTIVE_TURN_STATUSES, ModelLease, ModelProfile, ProviderKind, Task, TaskStatus, Turn
+from agents.runtime.queue import enqueue_turn
+from agents.transitions import task_move
+from workspace.services.events import event_append
+
+SCRIPTED_DEFAULT = {"provider": ProviderKind.SCRIPTED, "model": "lomote-scripted-planner-1", "base_url": ""}
+
+
+def active_turn(task: Task) -> Turn | None:
+    return task.turns.filter(status__in=ACTIVE_TURN_STATUSES).first()
+
+
+def turn_start(*, task: Task, trigger: str) -> Turn:
+    """Queue the task's next turn and enqueue its job after commit; returns the active turn if one exists.
+
+    Needs the task row lock (the caller's transaction): that lock is what makes "no active turn" true.
+    """
+    existing = active_turn(task)
+    if existing is not None:
+        return existing
+    number = (task.turns.aggregate(last=Max("number"))["last"] or 0) + 1
+    turn = Turn.objects.create(task=task, number=number, trigger=trigger, enqueued_at=timezone.now())
+    _lease_model(turn, task)
+    if task_move(task, TaskStatus.ACTIVE):
+        task.waiting_for = {}
+        task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
+        event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    event_append(
+        workspace_id=task.workspace_id,
+        kind="turn.queued",
+        data={"task": task.pk, "turn": turn.pk, "number": number, "trigger": trigger},
+    )
+    enqueue_turn(turn.pk, turn.generation)
+    return turn
+
+
+def _lease_model(turn: Turn, task: Task) -> ModelLease:
+    """Fix the turn's exact model. Copied once from the task's (or workspace's default) profile."""
+    profile = task.model_profile or ModelProfile.objects.filter(workspace_id=task.workspace_id, is_default=True).first()
+    if profile is None:
+        return ModelLease.objects.create(turn=turn, **SCRIPTED_DEFAULT, params={})
+    return ModelLease.objects.create(
+        turn=turn,
+        provider=profile.provider,
+        model=profile.model,
+        base_url=profile.base_url,
+        params=dict(profile.params),
+        secret=profile.secret,
+    )
+
+
+def task_status_data(task: Task) -> dict:
+    return {
+        "task": task.pk,
+        "status": task.status,
+        "stop_reason": task.stop_reason,
+        "waiting_for": task.waiting_for,
+    }
