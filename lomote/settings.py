@@ -172,7 +172,8 @@ LOMOTE_SECRETS_KEYS = env_list("LOMOTE_SECRETS_KEYS", [])
 # A worker renews its lease at every boundary; the lease outlasts any single model attempt or tool call.
 LOMOTE_LEASE_SECONDS = float(os.environ.get("LOMOTE_LEASE_SECONDS", "90"))
 LOMOTE_WATCHDOG_PERIOD = float(os.environ.get("LOMOTE_WATCHDOG_PERIOD", "10"))
-LOMOTE_QUEUE_STALE_SECONDS = float(os.environ.get("LOMOTE_QUEUE_STALE_SECONDS", "30"))
+# A healthy job starts within milliseconds (poll 0.05 s); queued this long means its message was lost.
+LOMOTE_QUEUE_STALE_SECONDS = float(os.environ.get("LOMOTE_QUEUE_STALE_SECONDS", str(LOMOTE_WATCHDOG_PERIOD)))
 LOMOTE_MAX_TURN_ATTEMPTS = int(os.environ.get("LOMOTE_MAX_TURN_ATTEMPTS", "5"))
 LOMOTE_MAX_STEPS_PER_TURN = int(os.environ.get("LOMOTE_MAX_STEPS_PER_TURN", "40"))
 LOMOTE_MAX_TOKENS_PER_TURN = int(os.environ.get("LOMOTE_MAX_TOKENS_PER_TURN", "400000"))

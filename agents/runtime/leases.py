@@ -6,18 +6,21 @@ from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from agents.models import TaskStatus, Turn, TurnStatus
+from agents.models import Turn, TurnStatus
 from workspace.services.events import event_append
 
 
 def lease_claim(*, turn_id: int, generation: int, holder: str) -> bool:
-    """Take a queued turn for this generation with one conditional UPDATE. False: someone else has it,
-    a newer generation exists, or the task is no longer active — the job is then a no-op."""
+    """Take a queued turn for this generation with one conditional UPDATE. False: someone else has it or
+    a newer generation exists — the job is then a no-op. (Cancel and pause end queued turns themselves.)
+
+    The UPDATE filters on the turn row only: PostgreSQL re-checks such conditions against the row a
+    concurrent claimer just wrote, whereas a join or subquery would be checked against the old snapshot
+    and let two claimers win.
+    """
     now = timezone.now()
     with transaction.atomic():
-        claimed = Turn.objects.filter(
-            pk=turn_id, generation=generation, status=TurnStatus.QUEUED, task__status=TaskStatus.ACTIVE
-        ).update(
+        claimed = Turn.objects.filter(pk=turn_id, generation=generation, status=TurnStatus.QUEUED).update(
             status=TurnStatus.RUNNING,
             lease_holder=holder[:200],
             lease_expires_at=now + timedelta(seconds=settings.LOMOTE_LEASE_SECONDS),

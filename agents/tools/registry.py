@@ -1,5 +1,8 @@
 """Explicit tool registry: one module per domain registers its tools here."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from agents.tools.base import Tool
 
 BASE_DOMAIN = "base"
@@ -15,6 +18,20 @@ def register(tool: type[Tool]) -> type[Tool]:
         raise ValueError(f"tool {tool.name!r} registered twice")
     _registry[tool.name] = tool
     return tool
+
+
+@contextmanager
+def registered(*tools: type[Tool]) -> Iterator[None]:
+    """Register tools for the duration of a block (tests and plugins loaded for one run)."""
+    _load_builtin_tools()
+    added = [tool for tool in tools if _registry.get(tool.name) is not tool]
+    for tool in added:
+        register(tool)
+    try:
+        yield
+    finally:
+        for tool in added:
+            _registry.pop(tool.name, None)
 
 
 def tool_get(name: str) -> type[Tool] | None:

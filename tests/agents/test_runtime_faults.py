@@ -1,0 +1,235 @@
+"""Fault injection on the durable runtime (DESIGN §3, seed §11.1, TESTING.md), on PostgreSQL.
+
+Workers are real threads with their own database connections; assertions are on persisted facts.
+"""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connections
+from django.utils import timezone
+
+from agents.models import InboxMessage, InboxStatus, Step, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
+from agents.runtime.loop import turn_run
+from agents.runtime.watchdog import watchdog_sweep
+from agents.services.inbox import message_post
+from agents.services.tasks import task_cancel
+from tests.agents.conftest import says
+from workspace.models import Event
+from workspace.selectors import workspace_access
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def run_in_thread(name, turn_id, generation, results):
+    def work():
+        try:
+            results[name] = turn_run(turn_id=turn_id, generation=generation, holder=name)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=work, name=name)
+    thread.start()
+    return thread
+
+
+def after_lease_expiry(settings):
+    return timezone.now() + timedelta(seconds=settings.LOMOTE_LEASE_SECONDS + 1)
+
+
+def test_it_takes_over_a_frozen_worker_without_calling_the_model_again(task, tools, script, settings):
+    # given a model that decides one lookup, then answers
+    model = script([says("Looking up the palette.", ("test_lookup", {})), says("Palette found.")])
+    turn = tools.start_turn(task)
+    tools.GATE.frozen.add("worker-A")
+    results = {}
+
+    # when worker A freezes right after logging the call `started`
+    worker_a = run_in_thread("worker-A", turn.pk, 1, results)
+    assert tools.GATE.reached.wait(10)
+    call = ToolCall.objects.get(turn=turn)
+    assert (call.status, call.started_generation) == (ToolCallStatus.STARTED, 1)
+    # and its lease expires, so the watchdog hands the turn to worker B
+    assert watchdog_sweep(now=after_lease_expiry(settings)).taken_over == [turn.pk]
+    run_in_thread("worker-B", turn.pk, 2, results).join(30)
+    # and A wakes up and tries to write its late result
+    tools.GATE.release.set()
+    worker_a.join(30)
+
+    # then the turn completed at generation 2, the step-1 decision was inferred once, one result exists
+    turn.refresh_from_db()
+    assert (turn.status, turn.generation) == (TurnStatus.COMPLETED, 2)
+    assert results == {"worker-A": "fenced", "worker-B": "answered"}
+    assert model.calls_for_step(1) == 1
+    assert Step.objects.filter(turn=turn).count() == 2
+    call.refresh_from_db()
+    assert ToolCall.objects.filter(turn=turn).count() == 1
+    assert (call.status, call.started_generation) == (ToolCallStatus.DONE, 2)
+    assert call.result == {"found": "the poster palette", "call": f"{turn.pk}:1:1"}
+    assert tools.EXECUTIONS[("test_lookup", call.call_id)] == 2  # same id, idempotent lookup re-run by B
+
+
+def test_it_recovers_a_lost_enqueue_and_ignores_a_duplicate_job(task, tools, script, no_enqueue, settings):
+    # given a turn whose queue message was lost after the commit
+    script([says("Nothing to do yet.")])
+    turn = tools.start_turn(task)
+    assert no_enqueue == [(turn.pk, 1)]
+
+    # when the watchdog sweeps before and after the stale threshold (twice at the same moment)
+    assert not watchdog_sweep(now=turn.enqueued_at + timedelta(seconds=1))
+    stale = turn.enqueued_at + timedelta(seconds=settings.LOMOTE_QUEUE_STALE_SECONDS + 0.1)
+    first, second = watchdog_sweep(now=stale), watchdog_sweep(now=stale)
+
+    # then it re-enqueued the same generation exactly once, within one watchdog period
+    assert settings.LOMOTE_QUEUE_STALE_SECONDS <= settings.LOMOTE_WATCHDOG_PERIOD
+    assert (first.requeued, second.requeued) == ([turn.pk], [])
+    assert no_enqueue == [(turn.pk, 1), (turn.pk, 1)]
+    # and of the two deliveries, the first runs the turn and the duplicate does nothing
+    assert turn_run(turn_id=turn.pk, generation=1) == "answered"
+    assert turn_run(turn_id=turn.pk, generation=1) == "noop"
+    assert Step.objects.filter(turn=turn).count() == 1
+
+
+def test_it_runs_a_turn_once_when_two_workers_get_the_same_job(task, tools, script):
+    # given a slow model, so both deliveries overlap
+    barrier = threading.Event()
+    model = script([says("Checked.", ("test_noop", {})), says("Done.")], on_call=lambda i, r: barrier.wait(0.3))
+    turn = tools.start_turn(task)
+    results = {}
+
+    # when two workers run the job for the same turn and generation at once
+    threads = [run_in_thread(name, turn.pk, 1, results) for name in ("worker-1", "worker-2")]
+    for thread in threads:
+        thread.join(30)
+
+    # then one ran it and the other was a no-op: one step per decision, one tool result, one set of events
+    assert sorted(results.values()) == ["answered", "noop"]
+    assert len(model.requests) == 2
+    assert Step.objects.filter(turn=turn).count() == 2
+    assert ToolCall.objects.filter(turn=turn, status=ToolCallStatus.DONE).count() == 1
+    assert Event.objects.filter(kind="step.committed", data__turn=turn.pk).count() == 2
+
+
+def test_it_never_reruns_a_non_idempotent_call_found_started(task, tools, script, settings):
+    # given a model that makes a call which is not safe to repeat
+    model = script([says("Submitting.", ("test_charge", {})), says("I checked the state; it went through.")])
+    turn = tools.start_turn(task)
+    tools.GATE.frozen.add("worker-A")
+    results = {}
+
+    # when worker A dies after the side effect but before recording its result, and B takes over
+    worker_a = run_in_thread("worker-A", turn.pk, 1, results)
+    assert tools.GATE.reached.wait(10)
+    watchdog_sweep(now=after_lease_expiry(settings))
+    run_in_thread("worker-B", turn.pk, 2, results).join(30)
+    tools.GATE.release.set()
+    worker_a.join(30)
+
+    # then the call ran once, is marked unknown, and the model was told to check state first
+    call = ToolCall.objects.get(turn=turn)
+    assert tools.EXECUTIONS[("test_charge", call.call_id)] == 1
+    assert call.status == ToolCallStatus.UNKNOWN
+    assert call.result["outcome_unknown"] is True
+    assert model.requests[1].state["last_results"][0]["status"] == "unknown"
+    assert "outcome_unknown" in model.requests[1].messages[-2]["content"]
+    assert results == {"worker-A": "fenced", "worker-B": "answered"}
+
+
+def test_it_consumes_a_message_sent_during_inference_at_the_next_boundary(task, tools, script, alice):
+    # given a person who writes while the model is thinking about step 1
+    access = workspace_access(principal=alice, workspace_id=task.workspace_id)
+
+    def on_call(index, request):
+        if index == 0:
+            message_post(access=access, task_id=task.pk, text="No white background: use midnight blue.")
+
+    model = script([says("Planning.", ("test_noop", {})), says("Switched to midnight blue.")], on_call=on_call)
+    turn = tools.start_turn(task)
+
+    # when the turn runs
+    assert turn_run(turn_id=turn.pk, generation=1) == "answered"
+
+    # then step 1 did not see the message, step 2 consumed it, and the log says so
+    message = InboxMessage.objects.get(task=task)
+    assert message.status == InboxStatus.CONSUMED
+    assert message.consumed_by_step.index == 2
+    texts = [[m.get("content") for m in r.messages] for r in model.requests]
+    assert "No white background: use midnight blue." not in texts[0]
+    assert "No white background: use midnight blue." in texts[1]
+    assert model.requests[1].state["new_messages"] == [{"id": message.pk, "text": message.text}]
+
+
+def test_it_commits_no_step_once_the_task_is_cancelled_during_inference(task, tools, script, alice):
+    # given a person who clicks stop while the model is thinking
+    access = workspace_access(principal=alice, workspace_id=task.workspace_id)
+    script([says("Planning.", ("test_noop", {}))], on_call=lambda i, r: task_cancel(access=access, task_id=task.pk))
+    turn = tools.start_turn(task)
+
+    # when the model returns its decision
+    outcome = turn_run(turn_id=turn.pk, generation=1)
+
+    # then the decision was not committed, and the task and turn stay cancelled
+    assert outcome == "fenced"
+    assert not Step.objects.filter(turn=turn).exists()
+    turn.refresh_from_db()
+    task.refresh_from_db()
+    assert (turn.status, task.status) == (TurnStatus.CANCELLED, TaskStatus.CANCELLED)
+
+
+@pytest.mark.parametrize("attempt", range(6))
+def test_it_commits_no_step_after_a_cancel_racing_the_commit(task, tools, script, alice, attempt):
+    # given a worker and a person's stop click released at the same moment
+    access = workspace_access(principal=alice, workspace_id=task.workspace_id)
+    go = threading.Barrier(2)
+    script([says("Step.", ("test_noop", {})), says("Done.")], on_call=lambda i, r: go.wait(5) if i == 0 else None)
+    turn = tools.start_turn(task)
+    results = {}
+    worker = run_in_thread("worker", turn.pk, 1, results)
+
+    def cancel():
+        go.wait(5)
+        try:
+            task_cancel(access=access, task_id=task.pk)
+        finally:
+            connections.close_all()
+
+    canceller = threading.Thread(target=cancel)
+    canceller.start()
+    worker.join(30)
+    canceller.join(30)
+
+    # then every committed step precedes the cancel in the log, and nothing ran after it
+    cancel_seq = Event.objects.get(kind="task.status", data__task=task.pk, data__status="cancelled").seq
+    step_seqs = list(Event.objects.filter(kind="step.committed", data__task=task.pk).values_list("seq", flat=True))
+    assert all(seq < cancel_seq for seq in step_seqs)
+    assert Step.objects.filter(turn=turn).count() == len(step_seqs)
+    task.refresh_from_db()
+    assert task.status == TaskStatus.CANCELLED
+    assert results["worker"] in {"fenced", "answered"}
+
+
+def test_it_records_a_late_result_after_cancel_without_changing_the_cancelled_state(task, tools, script, alice):
+    # given a worker inside a slow external call
+    access = workspace_access(principal=alice, workspace_id=task.workspace_id)
+    script([says("Submitting.", ("test_charge", {})), says("Done.")])
+    turn = tools.start_turn(task)
+    tools.GATE.frozen.add("worker")
+    results = {}
+    worker = run_in_thread("worker", turn.pk, 1, results)
+    assert tools.GATE.reached.wait(10)
+
+    # when the person cancels, then the call's result arrives
+    task_cancel(access=access, task_id=task.pk)
+    tools.GATE.release.set()
+    worker.join(30)
+
+    # then the result is recorded as what happened, but nothing else moved
+    call = ToolCall.objects.get(turn=turn)
+    assert (call.status, call.result) == (ToolCallStatus.DONE, {"charged": True})
+    task.refresh_from_db()
+    turn.refresh_from_db()
+    assert (task.status, turn.status, results["worker"]) == (TaskStatus.CANCELLED, TurnStatus.CANCELLED, "fenced")
+    assert Step.objects.filter(turn=turn).count() == 1
+    assert not Turn.objects.filter(task=task).exclude(pk=turn.pk).exists()
+    assert not turn.made_progress
