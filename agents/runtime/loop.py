@@ -13,6 +13,7 @@ import time
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from agents.exceptions import Fenced, ModelError
@@ -94,8 +95,6 @@ class TurnRunner:
                 continue
 
     def _tokens_used(self, turn: Turn) -> int:
-        from django.db.models import Sum
-
         totals = Step.objects.filter(turn=turn).aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
         return (totals["p"] or 0) + (totals["c"] or 0)
 
