@@ -108,6 +108,7 @@ def event_list_after(*, workspace_id: int, after: int, limit: int) -> list[Event
 
 ARTIFACT_SEARCH_MAX_LIMIT = 50
 ARTIFACT_SEARCH_MAX_TERMS = 8
+_JSON_LIST_PUNCTUATION = frozenset("[],")
 
 
 def artifact_list(*, workspace_id: int) -> QuerySet[Artifact]:
@@ -162,8 +163,11 @@ def artifact_search(
             raise InvalidInput(f"Unknown artifact kinds: {', '.join(unknown)}.", details={"fields": {"kinds": unknown}})
         artifacts = artifacts.filter(kind__in=kinds)
     for term in (query or "").split()[:ARTIFACT_SEARCH_MAX_TERMS]:
-        artifacts = artifacts.filter(
-            Q(title__icontains=term) | Q(description__icontains=term) | Q(tags__icontains=_json_text_needle(term))
-        )
+        matches = Q(title__icontains=term) | Q(description__icontains=term)
+        # Tags are matched in the list's JSON text, so a term with the list's own punctuation could match
+        # the structure instead of a tag: such terms are looked up in titles and descriptions only.
+        if not _JSON_LIST_PUNCTUATION.intersection(term):
+            matches |= Q(tags__icontains=_json_text_needle(term))
+        artifacts = artifacts.filter(matches)
     limit = max(1, min(int(limit), ARTIFACT_SEARCH_MAX_LIMIT))
     return list(artifacts[:limit])

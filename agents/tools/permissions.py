@@ -1,0 +1,40 @@
+"""Server-side execution rights of tools (DESIGN §5, §7).
+
+Which tools a model was shown is not a security boundary: every call is checked here when it runs,
+against the role the task acts with right now — its creator's current membership role.
+"""
+
+from agents.exceptions import ToolPermissionDenied
+from agents.models import Task
+from agents.tools.base import Tool, ToolContext
+from workspace.models import Membership, Role, role_at_least
+
+
+def task_role(task: Task) -> str:
+    """The role the task acts with: its creator's current role in the task's workspace.
+
+    Read at every execution, so a demotion or a departure takes effect at the next call. A task with no
+    creator, or whose creator left the workspace, acts as a viewer.
+    """
+    if task.created_by_id is None:
+        return Role.VIEWER
+    role = (
+        Membership.objects.filter(workspace_id=task.workspace_id, user_id=task.created_by_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+    return role or Role.VIEWER
+
+
+def check_tool_permission(tool_cls: type[Tool], ctx: ToolContext) -> None:
+    """Raise ToolPermissionDenied unless the task's role reaches the tool's required role."""
+    try:
+        allowed = role_at_least(ctx.role, tool_cls.required_role)
+    except ValueError:  # an unknown role grants nothing
+        allowed = False
+    if not allowed:
+        raise ToolPermissionDenied(
+            f"This task may not use {tool_cls.name}: it needs the {tool_cls.required_role} role and the task "
+            f"acts as {ctx.role}. Ask the person to do it, or to grant the role.",
+            details={"tool": tool_cls.name, "required_role": tool_cls.required_role, "task_role": ctx.role},
+        )

@@ -1,0 +1,119 @@
+"""The tool registry: base tools always visible, domain tools on demand, one closed schema per tool (DESIGN §7)."""
+
+import typing
+
+import pytest
+
+from agents.tools import registry
+from agents.tools.base import Tool, ToolArgs, ToolResult
+from agents.tools.base_tools import LoadTools, SearchAssets
+from agents.tools.registry import DOMAINS, register, tool_get, tools_visible
+from workspace.models import ArtifactKind, Role
+
+BASE_TOOL_NAMES = {"read_task_state", "update_checklist", "read_artifact", "search_assets", "ask_user", "load_tools"}
+
+
+def _tool(name: str, domain: str) -> type[Tool]:
+    class Fake(Tool):
+        Args = ToolArgs
+
+        def run(self, ctx, args):
+            return ToolResult(content={})
+
+    Fake.name, Fake.description, Fake.domain = name, f"{name} (test tool)", domain
+    return Fake
+
+
+@pytest.fixture
+def isolated_registry(monkeypatch):
+    """The registry as it is, restored after the test whatever it registers."""
+    tool_get("read_task_state")  # make sure the built-ins are in before copying
+    monkeypatch.setattr(registry, "_registry", dict(registry._registry))
+    return registry._registry
+
+
+def test_it_registers_the_base_tools():
+    # when
+    visible = tools_visible(set())
+
+    # then
+    assert BASE_TOOL_NAMES <= {t.name for t in visible}
+    assert all(t.domain == "base" for t in visible)
+    for name in BASE_TOOL_NAMES:
+        assert tool_get(name).name == name
+
+
+def test_it_answers_none_for_an_unknown_tool():
+    # when / then
+    assert tool_get("transfer_funds") is None
+
+
+def test_it_shows_domain_tools_only_once_loaded(isolated_registry):
+    # given
+    register(_tool("test_paint", "image"))
+    register(_tool("test_cut", "video"))
+
+    # when
+    base_only = [t.name for t in tools_visible(set())]
+    with_images = [t.name for t in tools_visible({"image"})]
+
+    # then: base tools first, then the loaded domain's
+    assert "test_paint" not in base_only and "test_cut" not in base_only
+    assert with_images[: len(base_only)] == base_only
+    assert with_images[len(base_only) :] == ["test_paint"]
+
+
+def test_it_refuses_an_unknown_domain_and_a_name_taken_by_another_tool(isolated_registry):
+    # when / then
+    with pytest.raises(ValueError, match="domain"):
+        register(_tool("test_mine", "crypto"))
+    with pytest.raises(ValueError, match="twice"):
+        register(_tool("read_artifact", "base"))
+    assert register(tool_get("read_artifact")) is tool_get("read_artifact")  # re-registering itself is harmless
+
+
+@pytest.mark.parametrize("name", sorted(BASE_TOOL_NAMES))
+def test_it_describes_every_base_tool_with_a_closed_schema(name):
+    # given
+    tool = tool_get(name)
+
+    # when
+    spec = tool.spec().as_openai()
+
+    # then
+    function = spec["function"]
+    assert spec["type"] == "function" and function["name"] == name
+    assert len(function["description"]) > 20
+    assert function["parameters"]["type"] == "object"
+    assert function["parameters"]["additionalProperties"] is False
+    for nested in function["parameters"].get("$defs", {}).values():
+        assert nested["additionalProperties"] is False
+
+
+def test_it_declares_each_base_tools_contract():
+    # when
+    contract = {
+        name: (tool_get(name).idempotent, tool_get(name).transactional, tool_get(name).required_role)
+        for name in BASE_TOOL_NAMES
+    }
+
+    # then: only planning the checklist writes, so only it needs an editor
+    assert contract == {
+        "read_task_state": (True, True, Role.VIEWER),
+        "update_checklist": (True, True, Role.EDITOR),
+        "read_artifact": (True, True, Role.VIEWER),
+        "search_assets": (True, True, Role.VIEWER),
+        "ask_user": (True, True, Role.VIEWER),
+        "load_tools": (True, True, Role.VIEWER),
+    }
+
+
+def test_it_offers_every_loadable_domain_and_every_artifact_kind():
+    # when
+    loadable = set(typing.get_args(LoadTools.Args.model_fields["domain"].annotation))
+    kinds_field = SearchAssets.Args.model_fields["kinds"].annotation  # list[Literal[...]] | None
+    searchable = set(typing.get_args(typing.get_args(typing.get_args(kinds_field)[0])[0]))
+
+    # then
+    assert loadable == set(DOMAINS) - {"base"}
+    assert searchable == set(ArtifactKind.values)
