@@ -15,7 +15,7 @@ from agents.models import (
     TurnStatus,
 )
 from agents.services.turns import task_status_data, turn_start
-from agents.transitions import task_move, turn_move
+from agents.transitions import task_can_move, task_move, turn_move
 from lomote.exceptions import NotFound
 from workspace.models import Role
 from workspace.selectors import Access
@@ -105,7 +105,10 @@ def task_resume(*, access: Access, task_id: int) -> Task:
     access.require(Role.EDITOR)
     task = task_locked(access=access, task_id=task_id)
     if task.status != TaskStatus.PAUSED:
-        task_move(task, TaskStatus.ACTIVE)  # raises the state conflict for a cancelled task
+        # Nothing to resume: only a cancelled task answers the state conflict. Moving `task` for the others
+        # would change its status in memory without saving it, and callers would report a status never stored.
+        if not task_can_move(task, TaskStatus.ACTIVE):
+            task_move(task, TaskStatus.ACTIVE)
         return task
     has_work = (
         task.inbox.filter(status=InboxStatus.PENDING).exists()
