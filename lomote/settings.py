@@ -229,6 +229,13 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "RoleEnum": "workspace.models.Role",
         "ApiKeyRoleEnum": "workspace.models.Role.api_key_choices",
+        "TaskStatusEnum": "agents.models.TaskStatus",
+        "TaskKindEnum": "agents.models.TaskKind",
+        "TurnStatusEnum": "agents.models.TurnStatus",
+        "ToolCallStatusEnum": "agents.models.ToolCallStatus",
+        "InboxStatusEnum": "agents.models.InboxStatus",
+        "ChecklistStatusEnum": "agents.models.ChecklistStatus",
+        "ProviderKindEnum": "agents.models.ProviderKind",
     },
 }
 

@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/v1/", include("workspace.urls")),
+    path("api/v1/", include("agents.urls")),
     # Unknown API paths answer the JSON error body even with DEBUG on.
     re_path(r"^api/", views.api_not_found),
 ]

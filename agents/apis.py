@@ -1,0 +1,218 @@
+"""REST API v1 for tasks: list, create, detail, execution log, inbox, and cancel / pause / resume.
+
+Views parse, check the role, call a selector or service, and serialize. Services take their own locks and
+append the events; the view re-reads the task afterwards so the answer shows what was committed.
+"""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from agents import selectors, serializers
+from agents.models import TaskKind, TaskStatus
+from agents.services import inbox as inbox_services
+from agents.services import tasks as task_services
+from lomote.pagination import CursorlessPagination
+from lomote.serializers import error_responses
+from workspace.apis import WorkspaceApi, _validated
+from workspace.models import Role
+
+
+class TaskLogPagination(CursorlessPagination):
+    """A page of the log is turns with all their steps and tool calls, so pages are kept small."""
+
+    default_limit = 10
+    max_limit = 50
+
+
+class TaskListCreateApi(WorkspaceApi):
+    serializer_class = serializers.TaskOut
+
+    @extend_schema(
+        operation_id="tasks_list",
+        description="The workspace's tasks, most recently changed first. Lightweight tasks are included "
+        "unless `kind` filters them out.",
+        parameters=[
+            OpenApiParameter("status", str, enum=TaskStatus.values, description="Only tasks with this status."),
+            OpenApiParameter("kind", str, enum=TaskKind.values, description="Only tasks of this kind."),
+        ],
+        responses={200: serializers.TaskOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        query = _validated(serializers.TaskQueryIn, request.query_params.dict())
+        tasks = selectors.task_list(access=access, status=query.get("status"), kind=query.get("kind"))
+        page = self.paginate_queryset(tasks)
+        return self.get_paginated_response(serializers.TaskOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="tasks_create",
+        description="Create a task. Its brief becomes the first inbox message and a turn is queued.",
+        request=serializers.TaskCreateIn,
+        responses={201: serializers.TaskDetailOut, **error_responses(400, 403, 404, 413)},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.TaskCreateIn, request.data)
+        task = task_services.task_create(access=access, **data)
+        task = selectors.task_get(access=access, task_id=task.pk)
+        return Response(serializers.TaskDetailOut(task).data, status=status.HTTP_201_CREATED)
+
+
+class TaskDetailApi(WorkspaceApi):
+    serializer_class = serializers.TaskDetailOut
+
+    @extend_schema(operation_id="tasks_retrieve", responses={200: serializers.TaskDetailOut, **error_responses(404)})
+    def get(self, request, workspace_id, task_id):
+        task = selectors.task_get(access=self.access(), task_id=task_id)
+        return Response(serializers.TaskDetailOut(task).data)
+
+
+class TaskLogApi(WorkspaceApi):
+    serializer_class = serializers.TurnLogOut
+    pagination_class = TaskLogPagination
+
+    @extend_schema(
+        operation_id="tasks_log",
+        description="The execution log: turns (newest first, paged with `limit`/`offset`, 10 by default, at most "
+        "50), each with its model lease and its steps in order, each step with its token usage, the inbox "
+        "messages it consumed and its tool calls.",
+        responses={200: serializers.TurnLogOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id, task_id):
+        access = self.access()
+        _validated(serializers.TaskLogQueryIn, request.query_params.dict())
+        page = self.paginate_queryset(selectors.task_log(access=access, task_id=task_id))
+        return self.get_paginated_response(serializers.TurnLogOut(page, many=True).data)
+
+
+def _task_action(view: WorkspaceApi, service, task_id: int) -> Response:
+    """A state move of the task (no body), answered with the task as it now is."""
+    access = view.access().require(Role.EDITOR)
+    _validated(serializers.NoBodyIn, view.request.data)
+    service(access=access, task_id=task_id)
+    return Response(serializers.TaskDetailOut(selectors.task_get(access=access, task_id=task_id)).data)
+
+
+def _action_schema(operation_id: str, description: str):
+    return extend_schema(
+        operation_id=operation_id,
+        description=description,
+        request=None,
+        responses={200: serializers.TaskDetailOut, **error_responses(400, 403, 404, 409)},
+    )
+
+
+class TaskCancelApi(WorkspaceApi):
+    serializer_class = serializers.TaskDetailOut
+
+    @_action_schema(
+        "tasks_cancel",
+        "Stop the task for good. Its workers are fenced out; cancelling twice is harmless. A cancelled task "
+        "cannot be paused or resumed (409 `task_state`).",
+    )
+    def post(self, request, workspace_id, task_id):
+        return _task_action(self, task_services.task_cancel, task_id)
+
+
+class TaskPauseApi(WorkspaceApi):
+    serializer_class = serializers.TaskDetailOut
+
+    @_action_schema(
+        "tasks_pause", "Pause the task, keeping its state. 409 `task_state` when the task is finished or cancelled."
+    )
+    def post(self, request, workspace_id, task_id):
+        return _task_action(self, task_services.task_pause, task_id)
+
+
+class TaskResumeApi(WorkspaceApi):
+    serializer_class = serializers.TaskDetailOut
+
+    @_action_schema(
+        "tasks_resume",
+        "Resume a paused task: a turn starts if messages or checklist items are waiting, otherwise it becomes "
+        "idle. 409 `task_state` for a cancelled task.",
+    )
+    def post(self, request, workspace_id, task_id):
+        return _task_action(self, task_services.task_resume, task_id)
+
+
+class TaskMessageListCreateApi(WorkspaceApi):
+    serializer_class = serializers.InboxMessageOut
+
+    @extend_schema(
+        operation_id="task_messages_list",
+        description="The task's inbox in arrival order, with each message's status and the step that consumed it.",
+        responses={200: serializers.InboxMessageOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id, task_id):
+        access = self.access()
+        _validated(serializers.PageQueryIn, request.query_params.dict())
+        page = self.paginate_queryset(selectors.inbox_list(access=access, task_id=task_id))
+        return self.get_paginated_response(serializers.InboxMessageOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="task_messages_create",
+        description="Post a message to the task. The agent reads it at its next safe boundary; until then it may "
+        "be withdrawn or replaced. 409 `task_cancelled` for a cancelled task.",
+        request=serializers.InboxMessageIn,
+        responses={201: serializers.InboxMessageOut, **error_responses(400, 403, 404, 409, 413)},
+    )
+    def post(self, request, workspace_id, task_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.InboxMessageIn, request.data)
+        message = inbox_services.message_post(access=access, task_id=task_id, text=data["text"])
+        message = selectors.inbox_message_get(access=access, task_id=task_id, message_id=message.pk)
+        return Response(serializers.InboxMessageOut(message).data, status=status.HTTP_201_CREATED)
+
+
+class TaskMessageWithdrawApi(WorkspaceApi):
+    serializer_class = serializers.InboxMessageOut
+
+    @extend_schema(
+        operation_id="task_messages_withdraw",
+        description="Withdraw a message the agent has not read yet. 409 `message_not_pending` once it has.",
+        request=None,
+        responses={200: serializers.InboxMessageOut, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, workspace_id, task_id, message_id):
+        access = self.access().require(Role.EDITOR)
+        _validated(serializers.NoBodyIn, request.data)
+        inbox_services.message_withdraw(access=access, task_id=task_id, message_id=message_id)
+        message = selectors.inbox_message_get(access=access, task_id=task_id, message_id=message_id)
+        return Response(serializers.InboxMessageOut(message).data)
+
+
+_REPLACE_DESCRIPTION = (
+    "Replace a message the agent has not read yet: the old one becomes `replaced` and the answer is the new "
+    "message (its `replaces` is the old id). 409 `message_not_pending` once the agent has read it."
+)
+
+
+class TaskMessageReplaceApi(WorkspaceApi):
+    serializer_class = serializers.InboxMessageOut
+
+    def _replace(self, request, task_id, message_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.InboxMessageIn, request.data)
+        new = inbox_services.message_replace(access=access, task_id=task_id, message_id=message_id, text=data["text"])
+        new = selectors.inbox_message_get(access=access, task_id=task_id, message_id=new.pk)
+        return Response(serializers.InboxMessageOut(new).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        operation_id="task_messages_replace",
+        description=_REPLACE_DESCRIPTION,
+        request=serializers.InboxMessageIn,
+        responses={201: serializers.InboxMessageOut, **error_responses(400, 403, 404, 409, 413)},
+    )
+    def put(self, request, workspace_id, task_id, message_id):
+        return self._replace(request, task_id, message_id)
+
+    @extend_schema(
+        operation_id="task_messages_replace_post",
+        description=_REPLACE_DESCRIPTION + " Same as PUT, for clients that only send POST.",
+        request=serializers.InboxMessageIn,
+        responses={201: serializers.InboxMessageOut, **error_responses(400, 403, 404, 409, 413)},
+    )
+    def post(self, request, workspace_id, task_id, message_id):
+        return self._replace(request, task_id, message_id)

@@ -1,0 +1,101 @@
+"""Reads for tasks, their inboxes and their execution log. Every read is scoped to the caller's workspace."""
+
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+
+from agents.models import (
+    ACTIVE_TURN_STATUSES,
+    ChecklistItem,
+    InboxMessage,
+    InboxStatus,
+    Step,
+    Task,
+    ToolCall,
+    Turn,
+)
+from lomote.exceptions import NotFound
+from workspace.selectors import Access
+
+
+def _count(queryset: QuerySet, group_by: str) -> Coalesce:
+    """A correlated COUNT subquery: counts rows without joining them into the outer query."""
+    counted = queryset.order_by().values(group_by).annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+def task_list(*, access: Access, status: str | None = None, kind: str | None = None) -> QuerySet[Task]:
+    """The workspace's tasks, most recently changed first; lightweight ones included unless `kind` says otherwise."""
+    tasks = Task.objects.filter(workspace=access.workspace).order_by("-updated_at", "-id")
+    if status:
+        tasks = tasks.filter(status=status)
+    if kind:
+        tasks = tasks.filter(kind=kind)
+    return tasks
+
+
+def task_get(*, access: Access, task_id: int) -> Task:
+    """One task of the workspace with its checklist, active turn and counts. NotFound outside the workspace.
+
+    Sets `checklist_items` (by position), `active_turns` (zero or one turn, with `step_count`) and the counts
+    `turn_count`, `step_count`, `tool_call_count`, `pending_message_count`.
+    """
+    active_turns = Turn.objects.filter(status__in=ACTIVE_TURN_STATUSES).annotate(
+        step_count=_count(Step.objects.filter(turn=OuterRef("pk")), "turn")
+    )
+    task = (
+        Task.objects.filter(workspace=access.workspace, pk=task_id)
+        .annotate(
+            turn_count=_count(Turn.objects.filter(task=OuterRef("pk")), "task"),
+            step_count=_count(Step.objects.filter(turn__task=OuterRef("pk")), "turn__task"),
+            tool_call_count=_count(ToolCall.objects.filter(turn__task=OuterRef("pk")), "turn__task"),
+            pending_message_count=_count(
+                InboxMessage.objects.filter(task=OuterRef("pk"), status=InboxStatus.PENDING), "task"
+            ),
+        )
+        .prefetch_related(
+            Prefetch("checklist", queryset=ChecklistItem.objects.order_by("position"), to_attr="checklist_items"),
+            Prefetch("turns", queryset=active_turns, to_attr="active_turns"),
+        )
+        .first()
+    )
+    if task is None:
+        raise NotFound("Task not found.")
+    return task
+
+
+def _task_exists(*, access: Access, task_id: int) -> None:
+    if not Task.objects.filter(workspace=access.workspace, pk=task_id).exists():
+        raise NotFound("Task not found.")
+
+
+def task_log(*, access: Access, task_id: int) -> QuerySet[Turn]:
+    """The task's turns, newest first, each with its model lease, steps, tool calls and consumed message ids.
+
+    Lazy: slice it (the API pages it with limit/offset) and the prefetches run for that page only — four
+    queries whatever the page holds. The lease's secret row is never joined, so its ciphertext is never loaded.
+    """
+    _task_exists(access=access, task_id=task_id)
+    consumed = InboxMessage.objects.order_by("pk").only("pk", "consumed_by_step_id")
+    tool_calls = ToolCall.objects.order_by("index")
+    steps = Step.objects.order_by("index").prefetch_related(
+        Prefetch("tool_calls", queryset=tool_calls), Prefetch("consumed_messages", queryset=consumed)
+    )
+    return (
+        Turn.objects.filter(task_id=task_id)
+        .select_related("model_lease")
+        .prefetch_related(Prefetch("steps", queryset=steps))
+        .order_by("-number")
+    )
+
+
+def inbox_list(*, access: Access, task_id: int) -> QuerySet[InboxMessage]:
+    """The task's inbox in arrival order, whatever the status (withdrawn and replaced messages included)."""
+    _task_exists(access=access, task_id=task_id)
+    return InboxMessage.objects.filter(task_id=task_id).select_related("author").order_by("pk")
+
+
+def inbox_message_get(*, access: Access, task_id: int, message_id: int) -> InboxMessage:
+    message = inbox_list(access=access, task_id=task_id).filter(pk=message_id).first()
+    if message is None:
+        raise NotFound("Message not found.")
+    return message

@@ -1,0 +1,257 @@
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from agents.models import (
+    ChecklistItem,
+    InboxMessage,
+    ModelLease,
+    Step,
+    Task,
+    TaskKind,
+    TaskStatus,
+    ToolCall,
+    Turn,
+)
+from lomote.serializers import StrictSerializer
+
+# Long enough for a detailed brief or message; the body limit (LOMOTE_MAX_JSON_BODY) still applies on top.
+MAX_TEXT = 20_000
+
+# --- tasks ------------------------------------------------------------------------------------------------
+
+
+class TaskOut(serializers.ModelSerializer):
+    waiting_for = serializers.DictField(read_only=True, help_text="What a waiting task waits for; empty otherwise.")
+
+    class Meta:
+        model = Task
+        fields = [
+            "id",
+            "title",
+            "kind",
+            "status",
+            "stop_reason",
+            "waiting_for",
+            "language",
+            "summary",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class ChecklistItemOut(serializers.ModelSerializer):
+    artifacts = serializers.ListField(read_only=True, help_text="Artifacts this item produced.")
+
+    class Meta:
+        model = ChecklistItem
+        fields = ["id", "position", "title", "status", "needs_confirmation", "evidence", "artifacts", "updated_at"]
+        read_only_fields = fields
+
+
+class ActiveTurnOut(serializers.ModelSerializer):
+    step_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Turn
+        fields = [
+            "id",
+            "number",
+            "status",
+            "trigger",
+            "generation",
+            "attempts",
+            "enqueued_at",
+            "started_at",
+            "lease_expires_at",
+            "step_count",
+        ]
+        read_only_fields = fields
+
+
+class TaskCountsOut(serializers.Serializer):
+    turns = serializers.IntegerField(source="turn_count")
+    steps = serializers.IntegerField(source="step_count")
+    tool_calls = serializers.IntegerField(source="tool_call_count")
+    pending_messages = serializers.IntegerField(
+        source="pending_message_count", help_text="Inbox messages the agent has not read yet."
+    )
+
+
+class TaskDetailOut(TaskOut):
+    """A task as `agents.selectors.task_get` returns it (checklist, active turn and counts prefetched)."""
+
+    checklist = ChecklistItemOut(source="checklist_items", many=True, read_only=True)
+    active_turn = serializers.SerializerMethodField(help_text="The queued or running turn, if any.")
+    counts = TaskCountsOut(source="*", read_only=True)
+
+    class Meta(TaskOut.Meta):
+        fields = [*TaskOut.Meta.fields, "brief", "goal_revision", "checklist", "active_turn", "counts"]
+        read_only_fields = fields
+
+    @extend_schema_field(ActiveTurnOut(allow_null=True))
+    def get_active_turn(self, task) -> dict | None:
+        turns = task.active_turns
+        return ActiveTurnOut(turns[0]).data if turns else None
+
+
+LANGUAGE_TAG = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
+
+
+class TaskCreateIn(StrictSerializer):
+    title = serializers.CharField(max_length=200, min_length=1)
+    brief = serializers.CharField(
+        max_length=MAX_TEXT, min_length=1, help_text="What the person wants; it becomes the first inbox message."
+    )
+    language = serializers.RegexField(
+        LANGUAGE_TAG, max_length=16, default="en", help_text="The person's language as a BCP 47 tag, e.g. `fr`."
+    )
+    kind = serializers.ChoiceField(choices=TaskKind.choices, default=TaskKind.PERSISTENT)
+
+
+class PageQueryIn(StrictSerializer):
+    """The pagination parameters, checked so a bad value is a 400 rather than silently the default."""
+
+    limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
+    offset = serializers.IntegerField(min_value=0, required=False)
+
+
+class TaskQueryIn(PageQueryIn):
+    status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
+    kind = serializers.ChoiceField(choices=TaskKind.choices, required=False)
+
+
+class NoBodyIn(StrictSerializer):
+    """Actions take no fields; sending some is a mistake worth reporting."""
+
+
+# --- execution log ----------------------------------------------------------------------------------------
+
+
+class ModelLeaseOut(serializers.ModelSerializer):
+    """The exact model a turn used. Deliberately without the secret: only its adapter ever reads that."""
+
+    class Meta:
+        model = ModelLease
+        fields = ["provider", "model", "base_url", "params", "created_at"]
+        read_only_fields = fields
+
+
+class ToolCallOut(serializers.ModelSerializer):
+    call_id = serializers.CharField(read_only=True, help_text="Stable id `turn:step:index`, the idempotency key.")
+
+    class Meta:
+        model = ToolCall
+        fields = [
+            "id",
+            "call_id",
+            "provider_call_id",
+            "index",
+            "name",
+            "status",
+            "idempotent",
+            "input",
+            "result",
+            "error",
+            "attempts",
+            "started_generation",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+
+class StepUsageOut(serializers.ModelSerializer):
+    class Meta:
+        model = Step
+        fields = ["prompt_tokens", "cached_prompt_tokens", "completion_tokens"]
+        read_only_fields = fields
+
+
+class StepOut(serializers.ModelSerializer):
+    usage = StepUsageOut(source="*", read_only=True)
+    consumed_message_ids = serializers.PrimaryKeyRelatedField(
+        source="consumed_messages",
+        many=True,
+        read_only=True,
+        help_text="Inbox messages the model read in this step.",
+    )
+    tool_calls = ToolCallOut(many=True, read_only=True)
+
+    class Meta:
+        model = Step
+        fields = [
+            "id",
+            "index",
+            "generation",
+            "model",
+            "text",
+            "decision",
+            "usage",
+            "consumed_message_ids",
+            "created_at",
+            "tool_calls",
+        ]
+        read_only_fields = fields
+
+
+class TurnLogOut(serializers.ModelSerializer):
+    model_lease = ModelLeaseOut(read_only=True, allow_null=True)
+    steps = StepOut(many=True, read_only=True)
+
+    class Meta:
+        model = Turn
+        fields = [
+            "id",
+            "number",
+            "status",
+            "trigger",
+            "generation",
+            "attempts",
+            "stop_reason",
+            "error",
+            "made_progress",
+            "created_at",
+            "enqueued_at",
+            "started_at",
+            "finished_at",
+            "model_lease",
+            "steps",
+        ]
+        read_only_fields = fields
+
+
+class TaskLogQueryIn(PageQueryIn):
+    limit = serializers.IntegerField(min_value=1, max_value=50, required=False, help_text="Turns per page (1-50).")
+
+
+# --- inbox ------------------------------------------------------------------------------------------------
+
+
+class InboxMessageOut(serializers.ModelSerializer):
+    author = serializers.CharField(
+        source="author.username", allow_null=True, read_only=True, help_text="Null when an API key posted it."
+    )
+
+    class Meta:
+        model = InboxMessage
+        fields = [
+            "id",
+            "text",
+            "status",
+            "source",
+            "author",
+            "replaces",
+            "consumed_by_step",
+            "consumed_at",
+            "created_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "replaces": {"help_text": "The message this one replaced."},
+            "consumed_by_step": {"help_text": "The step in which the agent read this message."},
+        }
+
+
+class InboxMessageIn(StrictSerializer):
+    text = serializers.CharField(max_length=MAX_TEXT, min_length=1)

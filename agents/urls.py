@@ -1,0 +1,18 @@
+from django.urls import path
+
+from agents import apis
+
+TASK = "workspaces/<int:workspace_id>/tasks/<int:task_id>/"
+MESSAGE = TASK + "messages/<int:message_id>/"
+
+urlpatterns = [
+    path("workspaces/<int:workspace_id>/tasks/", apis.TaskListCreateApi.as_view(), name="task-list"),
+    path(TASK, apis.TaskDetailApi.as_view(), name="task-detail"),
+    path(TASK + "log/", apis.TaskLogApi.as_view(), name="task-log"),
+    path(TASK + "cancel/", apis.TaskCancelApi.as_view(), name="task-cancel"),
+    path(TASK + "pause/", apis.TaskPauseApi.as_view(), name="task-pause"),
+    path(TASK + "resume/", apis.TaskResumeApi.as_view(), name="task-resume"),
+    path(TASK + "messages/", apis.TaskMessageListCreateApi.as_view(), name="task-message-list"),
+    path(MESSAGE + "withdraw/", apis.TaskMessageWithdrawApi.as_view(), name="task-message-withdraw"),
+    path(MESSAGE + "replace/", apis.TaskMessageReplaceApi.as_view(), name="task-message-replace"),
+]
