@@ -11,9 +11,11 @@ What it does, in order, at each step:
 3. Generation results from the previous step → mark items whose artifact already exists as done, otherwise
    report what was submitted or failed and stop (the runtime suspends for jobs; a failed paid action is
    never retried behind the person's back).
-4. Pending items whose kind (STRATEGIES below) has a visible tool → mark them in progress, then call the
+4. Items in progress whose artifact has landed since (a job finished between turns; the checklist state may
+   carry each item's `artifacts`) → mark them done.
+5. Pending items whose kind (STRATEGIES below) has a visible tool → mark them in progress, then call the
    tool for each. A kind whose tool is not visible → `load_tools` for its domain once.
-5. Otherwise answer with the plan and what could not be done and why; if the person asked a question or
+6. Otherwise answer with the plan and what could not be done and why; if the person asked a question or
    there is nothing to plan from, ask them with `ask_user` instead.
 
 Items "in progress" are never started again by the planner: a job is in flight or an earlier outcome needs
@@ -118,6 +120,7 @@ WORDS: dict[str, dict[str, str]] = {
         "generating": "I am starting {items}.",
         "started_evidence": "Requested with {tool} by the scripted planner (step {step}).",
         "done_evidence": "Artifact {artifact} produced by {tool}.",
+        "attached_evidence": "Artifact {artifact} is attached to this item.",
         "recording_done": "{items}: the artifact exists, so I am marking it done.",
         "plan_header": "Plan for “{title}” ({done}/{total} done):",
         "all_done": "All {total} checklist items are done.",
@@ -168,6 +171,7 @@ WORDS: dict[str, dict[str, str]] = {
         "generating": "je lance {items}.",
         "started_evidence": "Demandé avec {tool} par le planificateur scripté (étape {step}).",
         "done_evidence": "Artefact {artifact} produit par {tool}.",
+        "attached_evidence": "L’artefact {artifact} est rattaché à cette étape.",
         "recording_done": "{items} : l’artefact existe, je marque comme fait.",
         "plan_header": "Plan pour « {title} » ({done}/{total} faites) :",
         "all_done": "Les {total} étapes sont faites.",
@@ -182,8 +186,8 @@ WORDS: dict[str, dict[str, str]] = {
             "J’ai lu votre message « {text} » ; en tant que planificateur scripté, je suis seulement la demande et la "
             "liste d’étapes."
         ),
-        "item": "étape {position}",
-        "items": "étapes {positions} et {last}",
+        "item": "l’étape {position}",
+        "items": "les étapes {positions} et {last}",
         "of": "sur",
         "status_pending": "à faire",
         "status_in_progress": "en cours",
@@ -525,6 +529,21 @@ class _Planner:
 
     def progress(self) -> Decision:
         w = self.words
+        # An item started earlier whose artifact has landed since (a job completed between turns) is done.
+        landed = [i for i in self.checklist if i.get("status") == "in_progress" and i.get("artifacts")]
+        if landed and self.can("update_checklist"):
+            updates = [
+                {
+                    "position": item["position"],
+                    "status": "done",
+                    "evidence": w["attached_evidence"].format(artifact=_short(_artifact_ref(item["artifacts"][-1]))),
+                }
+                for item in landed
+            ]
+            return Decision(
+                [w["recording_done"].format(items=self.items_label(landed))],
+                [("update_checklist", {"updates": updates})],
+            )
         pending = [i for i in self.checklist if i.get("status") == "pending"]
         actionable: list[tuple[dict[str, Any], Strategy]] = []
         to_load: list[str] = []
@@ -602,6 +621,12 @@ class _Planner:
                     lines.append("- " + _capitalised(w["no_tool"].format(item=label, kind=kind, tool=strategy.tool)))
         lines += [w["message_read"].format(text=_short(m.get("text", ""))) for m in self.messages if m.get("text")]
         return lines
+
+
+def _artifact_ref(artifact: Any) -> Any:
+    if isinstance(artifact, dict):
+        return artifact.get("artifact_id") or artifact.get("id") or artifact.get("artifact") or artifact
+    return artifact
 
 
 def _capitalised(line: str) -> str:

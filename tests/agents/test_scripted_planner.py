@@ -247,6 +247,23 @@ def test_it_marks_items_done_when_the_generation_returned_the_artifact():
     ]
 
 
+def test_it_marks_an_item_done_when_its_artifact_landed_between_turns():
+    # given item 1 in progress with an artifact attached since (its job completed), item 2 still waiting
+    checklist = [
+        POSTERS[0] | {"status": "in_progress", "artifacts": [{"artifact_id": 77}]},
+        POSTERS[1] | {"status": "in_progress", "artifacts": []},
+    ]
+    # when a new turn starts
+    response = _plan(checklist=checklist)
+    # then only item 1 is marked done, with its artifact as evidence
+    assert _calls(response) == [
+        (
+            "update_checklist",
+            {"updates": [{"position": 1, "status": "done", "evidence": "Artifact 77 is attached to this item."}]},
+        )
+    ]
+
+
 def test_it_reports_a_failed_generation_and_does_not_retry_it():
     # given a generation that failed at the previous step
     checklist = [POSTERS[0] | {"status": "in_progress"}]
