@@ -109,7 +109,13 @@ def context_build(*, task: Task, turn: Turn, lease: ModelLease, history: History
     messages.extend({"role": "user", "content": m.text} for m in new_messages)
 
     checklist_state = [
-        {"position": i.position, "title": i.title, "status": i.status, "needs_confirmation": i.needs_confirmation}
+        {
+            "position": i.position,
+            "title": i.title,
+            "status": i.status,
+            "needs_confirmation": i.needs_confirmation,
+            "artifacts": i.artifacts,
+        }
         for i in checklist
     ]
     task_state = {
@@ -144,6 +150,7 @@ def context_build(*, task: Task, turn: Turn, lease: ModelLease, history: History
         "step_index": (this_turn_steps[0].index if this_turn_steps else 0) + 1,
         "turn_trigger": turn.trigger,
         "tools": [t.name for t in tools],
+        "loaded_domains": sorted(history.loaded_domains),
     }
     request = ModelRequest(
         model=lease.model,

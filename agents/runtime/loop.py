@@ -155,7 +155,9 @@ class TurnRunner:
 
     def _infer(self, lease: ModelLease, request) -> ModelResponse:
         """Call the model with our own bounded retries; the SDK's own retries are off (DESIGN §14)."""
-        provider = self.provider or provider_for_lease(lease)
+        # The lease never changes within a turn: one provider (and its HTTP client) per run.
+        self.provider = self.provider or provider_for_lease(lease)
+        provider = self.provider
         attempts = settings.LOMOTE_MODEL_MAX_ATTEMPTS
         for attempt in range(1, attempts + 1):
             lease_renew(self.turn_id, self.generation)
