@@ -6,6 +6,7 @@ Domain code raises DomainError subclasses; the runtime reads `retryable`, client
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -96,6 +97,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         exc = drf.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = drf.PermissionDenied()
+    elif isinstance(exc, RequestDataTooBig):
+        # DRF reads JSON bodies through `request.body`, so Django's DATA_UPLOAD_MAX_MEMORY_SIZE check fires
+        # first; left alone it would become Django's HTML 400.
+        exc = PayloadTooLarge()
     # Imported here: rest_framework.views loads the parser setting, which imports this module.
     from rest_framework.views import exception_handler as drf_exception_handler
 

@@ -1,13 +1,17 @@
 from django.conf import settings
+from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from lomote.exceptions import PayloadTooLarge
 
 
 class BoundedJSONParser(JSONParser):
-    """JSON parser that refuses oversized bodies before reading them.
+    """JSON parser that refuses oversized bodies before reading them, and deeply nested ones.
 
-    DRF reads the raw stream, bypassing DATA_UPLOAD_MAX_MEMORY_SIZE, so the limit is enforced here.
+    The size limit is also DATA_UPLOAD_MAX_MEMORY_SIZE, which DRF trips first when it reads `request.body`
+    (lomote/exceptions.py turns that into the same 413); checking here keeps the limit whatever the DRF
+    version reads. Nesting is bounded by the interpreter: a 100 KB body of `[[[[…` exhausts the recursion
+    limit, which the stock parser lets through as a 500.
     """
 
     def parse(self, stream, media_type=None, parser_context=None):
@@ -19,4 +23,7 @@ class BoundedJSONParser(JSONParser):
                 length = 0
             if length > settings.LOMOTE_MAX_JSON_BODY:
                 raise PayloadTooLarge()
-        return super().parse(stream, media_type, parser_context)
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError("JSON parse error - nested too deeply.") from None

@@ -2,7 +2,11 @@ from rest_framework import serializers
 
 
 class StrictSerializer(serializers.Serializer):
-    """Input serializer that refuses unknown fields instead of silently dropping them."""
+    """Input serializer that refuses unknown fields instead of silently dropping them.
+
+    It also refuses JSON numbers where a string is expected (DRF's CharField turns 123 into "123"): the
+    JSON type is part of the contract, and a client sending a number has a bug we should report.
+    """
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -10,6 +14,13 @@ class StrictSerializer(serializers.Serializer):
             unknown = sorted(set(data) - writable)
             if unknown:
                 raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+            not_strings = {
+                name: [field.error_messages["invalid"]]
+                for name, field in self.fields.items()
+                if isinstance(field, serializers.CharField) and isinstance(data.get(name), int | float)
+            }
+            if not_strings:
+                raise serializers.ValidationError(not_strings)
         return super().to_internal_value(data)
 
 

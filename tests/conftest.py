@@ -114,3 +114,12 @@ def client_for(api_client):
         return client
 
     return make
+
+
+# --- speed ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):
+    """PBKDF2 costs ~0.3 s per user created; tests need passwords that work, not ones that resist cracking."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

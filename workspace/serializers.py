@@ -80,5 +80,6 @@ class EventPageOut(serializers.Serializer):
 
 
 class EventQueryIn(StrictSerializer):
-    after = serializers.IntegerField(min_value=0, default=0)
+    # Sequences are 64-bit: a larger `after` is a client bug, not a position in the log.
+    after = serializers.IntegerField(min_value=0, max_value=2**63 - 1, default=0)
     limit = serializers.IntegerField(min_value=1, max_value=500, default=200)

@@ -1,6 +1,7 @@
 """Tenancy: workspaces, memberships and API keys. Every write records an event in the same transaction."""
 
 import secrets
+from dataclasses import replace
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -8,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from lomote.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
+from lomote.exceptions import Conflict, InvalidInput, NotFound
 from workspace.locks import membership_qs_for_update
 from workspace.models import ApiKey, Membership, Role, Workspace
 from workspace.selectors import Access
@@ -74,6 +75,20 @@ def _lock_members(workspace_id: int) -> list[Membership]:
     return list(membership_qs_for_update().filter(workspace_id=workspace_id).select_related("user"))
 
 
+def _access_under_lock(access: Access, members: list[Membership]) -> Access:
+    """The caller's access re-read from the locked memberships.
+
+    The role checked before taking the lock may be stale: an owner demoted by a transaction that committed
+    while this one waited must not act as an owner afterwards.
+    """
+    if access.user is None:
+        return access  # an API key's role is its own and never owner
+    mine = next((m for m in members if m.user_id == access.user.pk), None)
+    if mine is None:
+        raise NotFound("Workspace not found.")
+    return replace(access, role=mine.role)
+
+
 def _ensure_an_owner_remains(members: list[Membership], leaving: Membership) -> None:
     owners = [m for m in members if m.role == Role.OWNER and m.pk != leaving.pk]
     if leaving.role == Role.OWNER and not owners:
@@ -84,6 +99,7 @@ def _ensure_an_owner_remains(members: list[Membership], leaving: Membership) -> 
 def membership_update_role(*, access: Access, membership_id: int, role: str) -> Membership:
     access.require(Role.OWNER)
     members = _lock_members(access.workspace.pk)
+    _access_under_lock(access, members).require(Role.OWNER)
     membership = next((m for m in members if m.pk == membership_id), None)
     if membership is None:
         raise NotFound("Member not found.")
@@ -104,6 +120,7 @@ def membership_update_role(*, access: Access, membership_id: int, role: str) -> 
 def membership_remove(*, access: Access, membership_id: int) -> None:
     """Owners remove anyone; any member may leave. The last owner can do neither."""
     members = _lock_members(access.workspace.pk)
+    access = _access_under_lock(access, members)
     membership = next((m for m in members if m.pk == membership_id), None)
     if membership is None:
         raise NotFound("Member not found.")
@@ -121,7 +138,9 @@ def api_key_create(*, access: Access, name: str, role: str) -> tuple[ApiKey, str
     """Create a key; returns it with the raw secret, which is never stored nor shown again."""
     access.require(Role.OWNER)
     if role not in (Role.VIEWER, Role.EDITOR):
-        raise PermissionDenied("API keys act as viewer or editor, never owner.", code="api_key_role")
+        # The same 400 the API's input validation gives: a bad value, not a missing permission.
+        message = "API keys act as viewer or editor, never owner."
+        raise InvalidInput(message, details={"fields": {"role": [message]}})
     prefix = secrets.token_hex(6)
     raw = f"{ApiKey.PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
     key = ApiKey.objects.create(

@@ -1,0 +1,320 @@
+"""The tenancy matrix: every REST endpoint × every kind of caller (DESIGN §12, TESTING "Bad input and security").
+
+Outsiders learn nothing (the 404 is byte-for-byte the one a nonexistent id gets), insufficient roles get
+403 `role_required`, and a refused request changes nothing in the database.
+"""
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from tests.support.rest import assert_error, issue_api_key, key_client, snapshot
+from workspace.models import ApiKey, Membership, Role, Workspace
+from workspace.services.workspaces import workspace_create
+
+PERSONAS = ("outsider", "viewer", "editor", "owner", "key_viewer", "key_editor", "key_other")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    method: str
+    url_name: str
+    target: str | None = None  # which object of `world` the URL points at, besides the workspace
+    body: dict | None = None
+
+    def url(self, world, workspace_id: int | None = None, target_id: int | None = None) -> str:
+        kwargs = {"workspace_id": world.workspace.pk if workspace_id is None else workspace_id}
+        if self.target == "member":
+            kwargs["membership_id"] = world.erin_membership.pk if target_id is None else target_id
+        elif self.target == "api_key":
+            kwargs["key_id"] = world.target_key.pk if target_id is None else target_id
+        return reverse(self.url_name, kwargs=kwargs)
+
+
+WORKSPACE_GET = Endpoint("workspace GET", "get", "workspace-detail")
+WORKSPACE_PATCH = Endpoint("workspace PATCH", "patch", "workspace-detail", body={"name": "Renamed"})
+WORKSPACE_DELETE = Endpoint("workspace DELETE", "delete", "workspace-detail")
+MEMBERS_GET = Endpoint("members GET", "get", "member-list")
+MEMBERS_POST = Endpoint("members POST", "post", "member-list", body={"user": "frank", "role": "viewer"})
+MEMBER_GET = Endpoint("member GET", "get", "member-detail", target="member")
+MEMBER_PATCH = Endpoint("member PATCH", "patch", "member-detail", target="member", body={"role": "editor"})
+MEMBER_DELETE = Endpoint("member DELETE", "delete", "member-detail", target="member")
+KEYS_GET = Endpoint("api-keys GET", "get", "api-key-list")
+KEYS_POST = Endpoint("api-keys POST", "post", "api-key-list", body={"name": "deploy", "role": "viewer"})
+KEY_GET = Endpoint("api-key GET", "get", "api-key-detail", target="api_key")
+KEY_DELETE = Endpoint("api-key DELETE", "delete", "api-key-detail", target="api_key")
+EVENTS_GET = Endpoint("events GET", "get", "event-list")
+
+# fmt: off
+# Expected status per caller. 403 always means `role_required`; 404 always means "as if it did not exist".
+MATRIX = [
+    #  endpoint          outsider viewer editor owner key_viewer key_editor key_other
+    (WORKSPACE_GET,      404,     200,   200,   200,  200,       200,       404),
+    (WORKSPACE_PATCH,    404,     403,   403,   200,  403,       403,       404),
+    (WORKSPACE_DELETE,   404,     403,   403,   204,  403,       403,       404),
+    (MEMBERS_GET,        404,     200,   200,   200,  200,       200,       404),
+    (MEMBERS_POST,       404,     403,   403,   201,  403,       403,       404),
+    (MEMBER_GET,         404,     200,   200,   200,  200,       200,       404),
+    (MEMBER_PATCH,       404,     403,   403,   200,  403,       403,       404),
+    (MEMBER_DELETE,      404,     403,   403,   204,  403,       403,       404),
+    (KEYS_GET,           404,     403,   403,   200,  403,       403,       404),
+    (KEYS_POST,          404,     403,   403,   201,  403,       403,       404),
+    (KEY_GET,            404,     403,   403,   200,  403,       403,       404),
+    (KEY_DELETE,         404,     403,   403,   200,  403,       403,       404),
+    (EVENTS_GET,         404,     200,   200,   200,  200,       200,       404),
+]
+# fmt: on
+
+WORKSPACE_ENDPOINTS = [row[0] for row in MATRIX]
+CASES = [
+    pytest.param(endpoint, persona, status, id=f"{endpoint.name}-{persona}")
+    for endpoint, *statuses in MATRIX
+    for persona, status in zip(PERSONAS, statuses, strict=True)
+]
+WRITES = {"post", "patch", "delete"}
+
+
+@pytest.fixture
+def world(workspace, alice, bob, carol, dave, make_user):
+    # given the shared workspace (alice owner, bob editor, carol viewer) plus erin, a viewer the member
+    # endpoints act on, frank, a user who belongs nowhere, and dave's own workspace with its own key
+    erin = make_user("erin")
+    make_user("frank")
+    erin_membership = Membership.objects.create(workspace=workspace, user=erin, role=Role.VIEWER)
+    _, key_viewer = issue_api_key(workspace, role=Role.VIEWER, name="viewer key")
+    _, key_editor = issue_api_key(workspace, role=Role.EDITOR, name="editor key")
+    target_key, _ = issue_api_key(workspace, role=Role.EDITOR, name="target key")
+    other = workspace_create(user=dave, name="Dave's place")
+    other_key, key_other = issue_api_key(other, role=Role.EDITOR, name="other key")
+    return SimpleNamespace(
+        workspace=workspace,
+        other=other,
+        other_key=other_key,
+        other_membership=Membership.objects.get(workspace=other, user=dave),
+        erin_membership=erin_membership,
+        target_key=target_key,
+        users={"outsider": dave, "viewer": carol, "editor": bob, "owner": alice},
+        raw_keys={"key_viewer": key_viewer, "key_editor": key_editor, "key_other": key_other},
+    )
+
+
+@pytest.fixture
+def client_as(world, client_for):
+    def make(persona: str) -> APIClient:
+        if persona in world.users:
+            return client_for(world.users[persona])
+        return key_client(world.raw_keys[persona])
+
+    return make
+
+
+def _call(client: APIClient, method: str, url: str, body: dict | None = None):
+    if body is None:
+        return getattr(client, method)(url)
+    return getattr(client, method)(url, body, format="json")
+
+
+def _missing_workspace_id() -> int:
+    return (Workspace.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1000
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("endpoint", "persona", "expected"), CASES)
+def test_it_answers_each_caller_as_its_role_says(world, client_as, client_for, endpoint, persona, expected):
+    # given the database before the request
+    before = snapshot()
+
+    # when the caller hits the endpoint
+    response = _call(client_as(persona), endpoint.method, endpoint.url(world), endpoint.body)
+
+    # then the status is the one the matrix gives
+    assert response.status_code == expected, (response.status_code, response.content[:300])
+    after = snapshot()
+    if expected == 404:
+        # then an outsider learns nothing: the very answer the owner gets for a workspace that does not exist
+        assert_error(response, 404, "not_found")
+        owner = client_for(world.users["owner"])
+        ghost = _call(owner, endpoint.method, endpoint.url(world, _missing_workspace_id()), endpoint.body)
+        assert ghost.status_code == 404
+        assert response.json() == ghost.json()
+        assert after == before
+    elif expected == 403:
+        error = assert_error(response, 403, "role_required")
+        assert error["details"]["required_role"] == Role.OWNER
+        assert after == before
+    elif endpoint.method in WRITES:
+        # then the write is persisted and recorded in the event log (a deleted workspace takes its log along)
+        assert after != before
+        if endpoint is WORKSPACE_DELETE:
+            assert not Workspace.objects.filter(pk=world.workspace.pk).exists()
+        else:
+            assert len(after["events"]) > len(before["events"])
+    else:
+        assert after == before
+
+
+# One persisted effect per allowed write, so "allowed" means "done", not just "2xx".
+def _effect_of(endpoint: Endpoint, world) -> bool:
+    if endpoint is WORKSPACE_PATCH:
+        return Workspace.objects.get(pk=world.workspace.pk).name == "Renamed"
+    if endpoint is WORKSPACE_DELETE:
+        return not Workspace.objects.filter(pk=world.workspace.pk).exists()
+    if endpoint is MEMBERS_POST:
+        return Membership.objects.filter(workspace=world.workspace, user__username="frank", role="viewer").exists()
+    if endpoint is MEMBER_PATCH:
+        return Membership.objects.get(pk=world.erin_membership.pk).role == Role.EDITOR
+    if endpoint is MEMBER_DELETE:
+        return not Membership.objects.filter(pk=world.erin_membership.pk).exists()
+    if endpoint is KEYS_POST:
+        return ApiKey.objects.filter(workspace=world.workspace, name="deploy", role="viewer").exists()
+    if endpoint is KEY_DELETE:
+        return ApiKey.objects.get(pk=world.target_key.pk).revoked_at is not None
+    raise AssertionError(f"no effect listed for {endpoint.name}")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", [e for e in WORKSPACE_ENDPOINTS if e.method in WRITES], ids=lambda e: e.name)
+def test_it_persists_what_the_owner_is_allowed_to_do(world, client_as, endpoint):
+    # given the effect has not happened yet
+    assert not _effect_of(endpoint, world)
+
+    # when the owner makes the request
+    response = _call(client_as("owner"), endpoint.method, endpoint.url(world), endpoint.body)
+
+    # then it succeeded and the effect is in the database
+    assert response.status_code in (200, 201, 204), response.content
+    assert _effect_of(endpoint, world)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", [e for e in WORKSPACE_ENDPOINTS if e.target], ids=lambda e: e.name)
+def test_it_hides_objects_of_another_workspace_behind_the_same_404(world, client_as, endpoint):
+    # given an id that exists, but in dave's workspace, and an id that exists nowhere
+    foreign_id = world.other_membership.pk if endpoint.target == "member" else world.other_key.pk
+    before = snapshot()
+
+    # when the owner of the shared workspace asks for both through the shared workspace's URL
+    owner = client_as("owner")
+    foreign = _call(owner, endpoint.method, endpoint.url(world, target_id=foreign_id), endpoint.body)
+    missing = _call(owner, endpoint.method, endpoint.url(world, target_id=10**9), endpoint.body)
+
+    # then both answers are the same 404, and dave's rows are untouched
+    assert_error(foreign, 404, "not_found")
+    assert foreign.json() == missing.json()
+    assert snapshot() == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_it_lists_only_the_workspaces_the_caller_belongs_to(world, client_as, persona):
+    # given the shared workspace and dave's own
+    # when the caller lists workspaces
+    response = client_as(persona).get(reverse("workspace-list"))
+
+    # then only their workspaces are listed, each with the caller's role
+    assert response.status_code == 200
+    listed = {item["id"]: item["role"] for item in response.json()["results"]}
+    expected = {
+        "outsider": {world.other.pk: "owner"},
+        "viewer": {world.workspace.pk: "viewer"},
+        "editor": {world.workspace.pk: "editor"},
+        "owner": {world.workspace.pk: "owner"},
+        "key_viewer": {world.workspace.pk: "viewer"},
+        "key_editor": {world.workspace.pk: "editor"},
+        "key_other": {world.other.pk: "editor"},
+    }[persona]
+    assert listed == expected
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [
+        ("outsider", 201),
+        ("viewer", 201),
+        ("editor", 201),
+        ("owner", 201),
+        ("key_viewer", 403),
+        ("key_editor", 403),
+        ("key_other", 403),
+    ],
+)
+def test_it_lets_people_but_not_keys_create_workspaces(world, client_as, persona, expected):
+    # given the database before the request
+    before = snapshot()
+
+    # when the caller creates a workspace
+    response = client_as(persona).post(reverse("workspace-list"), {"name": "Fresh"}, format="json")
+
+    # then a person becomes its owner; a key is refused and nothing is created
+    if expected == 201:
+        assert response.status_code == 201, response.content
+        created = Workspace.objects.get(pk=response.json()["id"])
+        assert created.name == "Fresh"
+        assert Membership.objects.get(workspace=created).user == world.users[persona]
+        assert response.json()["role"] == "owner"
+    else:
+        assert_error(response, 403, "api_key_scope")
+        assert snapshot() == before
+
+
+ALL_ROUTES = [
+    pytest.param("get", "workspace-list", None, id="workspaces GET"),
+    pytest.param("post", "workspace-list", None, id="workspaces POST"),
+    *[pytest.param(e.method, e.url_name, e, id=e.name) for e in WORKSPACE_ENDPOINTS],
+]
+
+
+def _route_url(world, url_name: str, endpoint: Endpoint | None) -> str:
+    return endpoint.url(world) if endpoint else reverse(url_name)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("method", "url_name", "endpoint"), ALL_ROUTES)
+def test_it_refuses_unauthenticated_requests_with_401(world, method, url_name, endpoint):
+    # given no credentials at all
+    before = snapshot()
+
+    # when the route is called
+    response = _call(APIClient(), method, _route_url(world, url_name, endpoint), {"name": "x"})
+
+    # then 401 with the error body and a challenge, and nothing changed
+    assert_error(response, 401, "not_authenticated")
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert snapshot() == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("method", "url_name", "endpoint"), ALL_ROUTES)
+@pytest.mark.parametrize("header", ["bearer", "x-api-key"])
+def test_it_refuses_an_unknown_api_key_with_401(world, method, url_name, endpoint, header):
+    # given a well-formed key that was never issued (it reuses a real prefix, with another secret)
+    forged = f"{ApiKey.PREFIX}{world.target_key.prefix}_not-the-secret"
+    before = snapshot()
+
+    # when the route is called with it
+    response = _call(key_client(forged, header=header), method, _route_url(world, url_name, endpoint), {"name": "x"})
+
+    # then 401 invalid_api_key, and nothing changed
+    assert_error(response, 401, "invalid_api_key")
+    assert snapshot() == before
+
+
+def test_it_covers_every_route_and_method_of_the_workspace_api():
+    # given every (route, method) the workspace URLconf serves
+    from workspace import urls
+
+    served = set()
+    for pattern in urls.urlpatterns:
+        view = pattern.callback.view_class
+        for method in view.http_method_names:
+            if method not in ("options", "head") and hasattr(view, method):
+                served.add((pattern.name, method))
+
+    # then the matrix above has a row for each, so a new endpoint cannot ship without its tenancy rules
+    covered = {(url_name, method) for method, url_name, _ in (p.values for p in ALL_ROUTES)}
+    assert served == covered
