@@ -16,7 +16,8 @@ def fence(turn_id: int, generation: int) -> tuple[Task, Turn]:
     Call inside `transaction.atomic`. Raises Fenced (rolling the transaction back) when the turn was taken
     over (generation moved on), cancelled, paused or finished.
     """
-    task_id = Turn.objects.filter(pk=turn_id).values_list("task_id", flat=True).first()
+    # order_by(): first() would otherwise apply Turn's Meta ordering, which joins the task table.
+    task_id = Turn.objects.filter(pk=turn_id).order_by().values_list("task_id", flat=True).first()
     if task_id is None:
         raise Fenced()
     task = task_qs_for_update().get(pk=task_id)
