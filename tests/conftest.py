@@ -123,3 +123,58 @@ def client_for(api_client):
 def fast_password_hasher(settings):
     """PBKDF2 costs ~0.3 s per user created; tests need passwords that work, not ones that resist cracking."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# --- realtime: channel layers -----------------------------------------------------------------------------
+
+import pytest_asyncio  # noqa: E402 - kept with the fixtures that need it
+
+
+@pytest_asyncio.fixture
+async def channel_layer(settings):
+    """The default channel layer, fresh for this test's event loop (a Redis layer's pools belong to one loop).
+
+    Changing CHANNEL_LAYERS in the test replaces it: fetch `get_channel_layer()` again after doing so.
+    """
+    from channels.db import database_sync_to_async
+    from channels.layers import channel_layers, get_channel_layer
+    from django.db import connections
+
+    channel_layers.backends = {}
+    layer = get_channel_layer()
+    # Open the layer's connections on this loop before any consumer does: redis-py may swallow a
+    # cancellation that lands while a connection is being set up (redis/redis-py#2028).
+    warm = await layer.new_channel()
+    await layer.send(warm, {"type": "warm.up"})
+    await layer.receive(warm)
+    yield layer
+    for layer in list(channel_layers.backends.values()):
+        close_pools = getattr(layer, "close_pools", None)
+        if close_pools is not None:
+            await close_pools()
+    channel_layers.backends = {}
+    # The test's (and its consumers') queries ran on asgiref's sync thread, whose persistent connection would
+    # otherwise outlive the test and keep the test database from being dropped.
+    await database_sync_to_async(connections.close_all)()
+
+
+@pytest.fixture
+def layer_spy(channel_layer, monkeypatch):
+    """What consumers ask of the default layer during the test: `channels` opened, `joins` (group, channel)."""
+    from types import SimpleNamespace
+
+    spy = SimpleNamespace(channels=[], joins=[])
+    new_channel, group_add = channel_layer.new_channel, channel_layer.group_add
+
+    async def spy_new_channel(*args, **kwargs):
+        channel = await new_channel(*args, **kwargs)
+        spy.channels.append(channel)
+        return channel
+
+    async def spy_group_add(group, channel):
+        spy.joins.append((group, channel))
+        return await group_add(group, channel)
+
+    monkeypatch.setattr(channel_layer, "new_channel", spy_new_channel)
+    monkeypatch.setattr(channel_layer, "group_add", spy_group_add)
+    return spy

@@ -2,14 +2,20 @@
 
 Browsers use the session cookie (AuthMiddlewareStack); other clients send a header. A header that does not
 authenticate leaves an anonymous user, whatever the session says, so a bad credential is never ignored.
+`principal_from_scope` authenticates a connection's credentials afresh; the consumer calls it while
+connected so a revoked key, a deleted token, a logout or a deactivated user ends the stream.
 """
 
+from importlib import import_module
+
+from channels.auth import get_user
 from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from rest_framework.authtoken.models import Token
 
-from workspace.authentication import principal_for_api_key, raw_key_from_header
+from workspace.authentication import ApiKeyPrincipal, principal_for_api_key, raw_key_from_header
 
 
 @database_sync_to_async
@@ -25,10 +31,44 @@ def _principal_for(header: str):
     return AnonymousUser()
 
 
+def _authorization_header(scope) -> str | None:
+    """The Authorization header, None without one; "" (never valid) when sent more than once."""
+    values = [value for name, value in scope.get("headers") or [] if name.lower() == b"authorization"]
+    if not values:
+        return None
+    if len(values) > 1:
+        return ""  # ambiguous: refuse rather than pick one
+    return values[0].decode("latin-1")
+
+
+async def principal_from_scope(scope):
+    """Who the connection's credentials name right now: the Authorization header if sent, else the session."""
+    header = _authorization_header(scope)
+    if header is not None:
+        return await _principal_for(header)
+    session_key = getattr(scope.get("session"), "session_key", None)
+    if not session_key:
+        return AnonymousUser()
+    # A fresh store re-reads the session row, so a logout or an expired session counts.
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    return await get_user({"session": store})
+
+
+def same_principal(first, second) -> bool:
+    if isinstance(first, ApiKeyPrincipal) or isinstance(second, ApiKeyPrincipal):
+        return (
+            isinstance(first, ApiKeyPrincipal)
+            and isinstance(second, ApiKeyPrincipal)
+            and first.api_key.pk == second.api_key.pk
+        )
+    if first is None or second is None or not first.is_authenticated or not second.is_authenticated:
+        return False
+    return first.pk == second.pk
+
+
 class HeaderCredentialsMiddleware(BaseMiddleware):
     async def __call__(self, scope, receive, send):
-        headers = dict(scope.get("headers") or [])
-        header = headers.get(b"authorization")
+        header = _authorization_header(scope)
         if header is not None:
-            scope = dict(scope, user=await _principal_for(header.decode("latin-1")))
+            scope = dict(scope, user=await _principal_for(header))
         return await super().__call__(scope, receive, send)
