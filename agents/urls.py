@@ -2,11 +2,11 @@ from django.urls import path
 
 from agents import apis
 
-TASK = "workspaces/<int:workspace_id>/tasks/<int:task_id>/"
-MESSAGE = TASK + "messages/<int:message_id>/"
+TASK = "workspaces/<id:workspace_id>/tasks/<id:task_id>/"
+MESSAGE = TASK + "messages/<id:message_id>/"
 
 urlpatterns = [
-    path("workspaces/<int:workspace_id>/tasks/", apis.TaskListCreateApi.as_view(), name="task-list"),
+    path("workspaces/<id:workspace_id>/tasks/", apis.TaskListCreateApi.as_view(), name="task-list"),
     path(TASK, apis.TaskDetailApi.as_view(), name="task-detail"),
     path(TASK + "log/", apis.TaskLogApi.as_view(), name="task-log"),
     path(TASK + "cancel/", apis.TaskCancelApi.as_view(), name="task-cancel"),

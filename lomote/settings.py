@@ -226,6 +226,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "PATH_CONVERTER_OVERRIDES": {"id": int},
     "ENUM_NAME_OVERRIDES": {
         "RoleEnum": "workspace.models.Role",
         "ApiKeyRoleEnum": "workspace.models.Role.api_key_choices",
