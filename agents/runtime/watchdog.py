@@ -12,10 +12,11 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from agents.locks import task_qs_for_update, turn_qs_for_update
-from agents.models import ACTIVE_TURN_STATUSES, InboxStatus, Task, TaskStatus, Turn, TurnStatus
+from agents.models import ACTIVE_TURN_STATUSES, InboxMessage, InboxStatus, Task, TaskStatus, Turn, TurnStatus
 from agents.runtime.queue import enqueue_turn
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move, turn_move
@@ -23,6 +24,7 @@ from workspace.services.events import event_append
 
 logger = logging.getLogger(__name__)
 BATCH = 200
+GAVE_UP_TURN_STATUSES = (TurnStatus.FAILED, TurnStatus.STOPPED)
 
 
 @dataclass
@@ -87,9 +89,31 @@ def _take_over(turn_id: int, generation: int, now: datetime, report: SweepReport
         report.taken_over.append(turn_id)
 
 
+def _unread_messages():
+    """Pending messages no turn has had a chance to read.
+
+    A message already pending when the task's last turn failed or stopped at a limit was that turn's to
+    read: starting a turn for it again would loop on the same failure. It waits for the person instead
+    (a new message, a resume), and the task shows why it stopped.
+    """
+    last_turn = Turn.objects.filter(task=OuterRef("task")).order_by("-number")
+    return (
+        InboxMessage.objects.filter(status=InboxStatus.PENDING)
+        .annotate(
+            last_status=Subquery(last_turn.values("status")[:1]), last_end=Subquery(last_turn.values("finished_at")[:1])
+        )
+        .filter(
+            Q(last_status__isnull=True)
+            | ~Q(last_status__in=GAVE_UP_TURN_STATUSES)
+            | Q(last_end__isnull=True)
+            | Q(created_at__gt=F("last_end"))
+        )
+    )
+
+
 def _tasks_with_unread_inbox():
     return (
-        Task.objects.filter(inbox__status=InboxStatus.PENDING)
+        Task.objects.filter(pk__in=_unread_messages().values("task"))
         .exclude(status__in=[TaskStatus.PAUSED, TaskStatus.CANCELLED])
         .exclude(turns__status__in=ACTIVE_TURN_STATUSES)
         .values_list("pk", flat=True)
@@ -104,7 +128,7 @@ def _start_for_inbox(task_id: int, report: SweepReport) -> None:
             return
         if task.turns.filter(status__in=ACTIVE_TURN_STATUSES).exists():
             return
-        if not task.inbox.filter(status=InboxStatus.PENDING).exists():
+        if not _unread_messages().filter(task=task).exists():
             return
         turn = turn_start(task=task, trigger="watchdog")
         report.started.append(turn.pk)

@@ -106,3 +106,16 @@ def test_it_does_not_wake_paused_or_cancelled_tasks(workspace, alice, no_enqueue
         InboxMessage.objects.create(task=task, author=alice, text="hello")
     assert not watchdog_sweep().started
     assert not Turn.objects.exists()
+
+
+def test_it_does_not_restart_a_failed_turn_for_the_message_it_failed_on(workspace, alice, no_enqueue):
+    # given a turn that failed before reading the message that started it
+    task = Task.objects.create(workspace=workspace, title="Posters", created_by=alice)
+    first = InboxMessage.objects.create(task=task, author=alice, text="Make posters")
+    Turn.objects.create(task=task, number=1, status=TurnStatus.FAILED, finished_at=timezone.now())
+    # when the watchdog sweeps, nothing restarts (that would loop on the same failure)
+    assert not watchdog_sweep().started
+    # and when the person writes again, a turn starts and will read both messages
+    InboxMessage.objects.create(task=task, author=alice, text="Try again please")
+    assert len(watchdog_sweep().started) == 1
+    assert first.pk in InboxMessage.objects.filter(task=task, status="pending").values_list("pk", flat=True)

@@ -7,11 +7,6 @@ configured, by log tailing otherwise).
 
 import asyncio
 import contextlib
-import os
-import signal
-import subprocess
-import sys
-import tempfile
 
 import pytest
 from channels.db import database_sync_to_async
@@ -19,8 +14,8 @@ from django.conf import settings
 from django_q.models import OrmQ, Success
 from django_q.tasks import async_task
 
+from tests.support import qcluster as cluster
 from tests.support.realtime import (
-    REPO_ROOT,
     receive_events,
     receive_replay,
     session_cookie_for,
@@ -45,40 +40,17 @@ DEADLINE = 30.0
 @contextlib.asynccontextmanager
 async def qcluster(env: dict[str, str]):
     """A running `manage.py qcluster`; stopped with SIGTERM (then SIGKILL) whatever happens in the test."""
-    log = tempfile.TemporaryFile()
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so its workers can be killed with it
-    )
+    process, log = cluster.start(env)
     try:
         yield process, log
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.to_thread(process.wait, timeout=15)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            await asyncio.to_thread(process.wait, timeout=10)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)  # any worker the sentinel left behind
-        log.close()
+        await asyncio.to_thread(cluster.stop, process, log)
 
 
 def _job_outcome(task_id: str, workspace_id: int) -> tuple[list, list, int]:
     events = list(Event.objects.filter(workspace_id=workspace_id, kind="job.finished").values_list("seq", "kind"))
     done = list(Success.objects.filter(id=task_id).values_list("success", "result"))
     return events, done, OrmQ.objects.count()
-
-
-def _log_tail(log) -> str:
-    log.seek(0)
-    return log.read().decode(errors="replace")[-3000:]
 
 
 async def test_it_runs_a_job_in_a_real_qcluster_and_streams_its_event(workspace, bob):
@@ -99,11 +71,11 @@ async def test_it_runs_a_job_in_a_real_qcluster_and_streams_its_event(workspace,
         loop = asyncio.get_running_loop()
         deadline = loop.time() + DEADLINE
         while True:
-            assert process.poll() is None, f"qcluster exited ({process.returncode}): {_log_tail(log)}"
+            assert process.poll() is None, f"qcluster exited ({process.returncode}): {cluster.log_tail(log)}"
             events, done, queued = await database_sync_to_async(_job_outcome)(task_id, workspace.pk)
             if events and done and not queued:
                 break
-            assert loop.time() < deadline, f"job not done in {DEADLINE}s ({events}, {done}): {_log_tail(log)}"
+            assert loop.time() < deadline, f"job not done in {DEADLINE}s ({events}, {done}): {cluster.log_tail(log)}"
             await asyncio.sleep(0.1)  # polling interval, not the assertion
         assert events == [(2, "job.finished")]
         assert done == [(True, 2)]
