@@ -33,5 +33,14 @@ test: lint
 	$(PY) -m pytest $(PYTEST_ARGS); status=$$?; \
 	cat var/test-summary.txt 2>/dev/null; exit $$status
 
+$(VENV)/.bench-installed: $(STAMP) requirements-bench.txt
+	$(PY) -m pip install --quiet -r requirements-bench.txt
+	touch $@
+
+# The runtime's cost per step beside a raw commit and LangGraph (PostgreSQL only; see README "Bench"). It creates
+# and drops its own database: the one DATABASE_URL names if the name contains "bench", else lomote_bench.
+bench: $(VENV)/.bench-installed
+	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.runtime_bench $(BENCH_ARGS)
+
 clean:
 	rm -rf $(VENV) var/staticfiles var/test.sqlite3
