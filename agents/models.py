@@ -80,7 +80,7 @@ class ChecklistItem(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["task", "position"]
+        ordering = ["task_id", "position"]
         constraints = [models.UniqueConstraint(fields=["task", "position"], name="checklist_unique_position")]
 
     def __str__(self) -> str:
@@ -172,7 +172,7 @@ class Turn(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["task", "number"]
+        ordering = ["task_id", "number"]
         constraints = [
             models.UniqueConstraint(fields=["task", "number"], name="turn_unique_number"),
             # At most one queued or running turn per task.
@@ -227,7 +227,7 @@ class Step(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["turn", "index"]
+        ordering = ["turn_id", "index"]
         constraints = [models.UniqueConstraint(fields=["turn", "index"], name="step_unique_index")]
 
     def __str__(self) -> str:
@@ -265,7 +265,7 @@ class ToolCall(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["turn", "step", "index"]
+        ordering = ["turn_id", "step_id", "index"]
         constraints = [models.UniqueConstraint(fields=["step", "index"], name="toolcall_unique_index")]
 
     def __str__(self) -> str:
@@ -303,7 +303,7 @@ class InboxMessage(models.Model):
     consumed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["task", "id"]
+        ordering = ["task_id", "id"]
         indexes = [models.Index(fields=["task", "status"], name="inbox_task_status")]
 
     def __str__(self) -> str:

@@ -324,9 +324,9 @@ class LomoteBench:
         self.on_step: Callable[[int], None] = lambda index: None
         bench = self
 
-        def step_hook(runner, turn, *, next_index):
-            bench.on_step(next_index)
-            return bench._original_step(runner, turn, next_index=next_index)
+        def step_hook(runner, task_id, last, last_calls):
+            bench.on_step((last.index if last else 0) + 1)
+            return bench._original_step(runner, task_id, last, last_calls)
 
         loop.TurnRunner._step = step_hook
 

@@ -30,7 +30,11 @@ Rules:
 @dataclass(frozen=True)
 class BuiltContext:
     request: ModelRequest
-    new_message_ids: list[int]
+    new_messages: list[tuple[int, str]]  # (id, text) of the inbox messages this decision reads
+
+    @property
+    def new_message_ids(self) -> list[int]:
+        return [pk for pk, _ in self.new_messages]
 
 
 def _dumps(value) -> str:
@@ -66,11 +70,11 @@ def _assistant_message(step: Step, calls: list[ToolCall]) -> dict:
 
 
 class History:
-    """The stable prefix of a task's context, extended incrementally from the log.
+    """The stable prefix of a task's context: its log, rendered once and then appended to.
 
-    A runner keeps one per turn, so each step reads only what was committed since the last one: per-step
-    cost stays flat as history grows. Only steps whose calls have all finished are included (finished
-    calls never change again), which is always true when the runtime asks for a new decision.
+    A runner keeps one per run. The first build reads the task's finished steps from the log; after that
+    the runner appends each step it finishes from memory (while it holds the turn nobody else can add
+    steps to this task), so a step costs the same at step 200 as at step 2.
     """
 
     def __init__(self, task: Task):
@@ -78,26 +82,34 @@ class History:
         self.messages: list[dict] = [{"role": "system", "content": SYSTEM_RULES}]
         self.loaded_domains: set[str] = set()
         self.last_step_pk = 0
+        self.loaded = False
 
-    def extend(self) -> None:
-        steps = list(
-            Step.objects.filter(turn__task=self.task, pk__gt=self.last_step_pk)
-            .order_by("pk")
-            .prefetch_related("tool_calls", "consumed_messages")
+    def load(self) -> None:
+        if self.loaded:
+            return
+        steps = (
+            Step.objects.filter(turn__task=self.task).order_by("pk").prefetch_related("tool_calls", "consumed_messages")
         )
         for step in steps:
             calls = sorted(step.tool_calls.all(), key=lambda c: c.index)
             if any(not c.is_finished for c in calls):
                 break
             consumed = sorted(step.consumed_messages.all(), key=lambda m: m.pk)
-            self.messages.extend({"role": "user", "content": m.text} for m in consumed)
-            self.messages.append(_assistant_message(step, calls))
-            self.messages.extend(_tool_message(call) for call in calls)
-            for call in calls:
-                domain = call.input.get("domain") if isinstance(call.input, dict) else None
-                if call.name == "load_tools" and call.status == "done" and domain in DOMAINS:
-                    self.loaded_domains.add(domain)
-            self.last_step_pk = step.pk
+            self.add(step, calls, [m.text for m in consumed])
+        self.loaded = True
+
+    def add(self, step: Step, calls: list[ToolCall], consumed_texts: list[str]) -> None:
+        """Append a finished step (ignored if already present)."""
+        if step.pk <= self.last_step_pk:
+            return
+        self.messages.extend({"role": "user", "content": text} for text in consumed_texts)
+        self.messages.append(_assistant_message(step, calls))
+        self.messages.extend(_tool_message(call) for call in calls)
+        for call in calls:
+            domain = call.input.get("domain") if isinstance(call.input, dict) else None
+            if call.name == "load_tools" and call.status == "done" and domain in DOMAINS:
+                self.loaded_domains.add(domain)
+        self.last_step_pk = step.pk
 
 
 @lru_cache(maxsize=256)
@@ -106,10 +118,17 @@ def _tool_specs(tools: tuple[type[Tool], ...]) -> tuple[ToolSpec, ...]:
     return tuple(tool.spec() for tool in tools)
 
 
-def context_build(*, task: Task, turn: Turn, lease: ModelLease, history: History | None = None) -> BuiltContext:
-    history = history or History(task)
-    history.extend()
-    this_turn_steps = list(Step.objects.filter(turn=turn).order_by("-index")[:1])
+def context_build(
+    *,
+    task: Task,
+    turn: Turn,
+    lease: ModelLease,
+    history: History,
+    last_index: int = 0,
+    last_calls: list[ToolCall] | None = None,
+) -> BuiltContext:
+    """The request for the decision after step `last_index` of this turn, whose calls were `last_calls`."""
+    history.load()
     new_messages = list(InboxMessage.objects.filter(task=task, status=InboxStatus.PENDING).order_by("id"))
     checklist = list(ChecklistItem.objects.filter(task=task).order_by("position"))
 
@@ -144,18 +163,16 @@ def context_build(*, task: Task, turn: Turn, lease: ModelLease, history: History
     )
 
     tools = tools_visible(frozenset(history.loaded_domains))
-    last_results = []
-    if this_turn_steps:
-        last_results = [
-            {"call_id": c.call_id, "name": c.name, "status": c.status, "result": c.result, "error": c.error}
-            for c in this_turn_steps[0].tool_calls.order_by("index")
-        ]
+    last_results = [
+        {"call_id": c.call_id, "name": c.name, "status": c.status, "result": c.result, "error": c.error}
+        for c in last_calls or []
+    ]
     state = {
         "task": task_state,
         "checklist": checklist_state,
         "new_messages": [{"id": m.pk, "text": m.text} for m in new_messages],
         "last_results": last_results,
-        "step_index": (this_turn_steps[0].index if this_turn_steps else 0) + 1,
+        "step_index": last_index + 1,
         "turn_trigger": turn.trigger,
         "tools": [t.name for t in tools],
         "loaded_domains": sorted(history.loaded_domains),
@@ -167,4 +184,4 @@ def context_build(*, task: Task, turn: Turn, lease: ModelLease, history: History
         tools=list(_tool_specs(tuple(tools))),
         state=state,
     )
-    return BuiltContext(request=request, new_message_ids=[m.pk for m in new_messages])
+    return BuiltContext(request=request, new_messages=[(m.pk, m.text) for m in new_messages])

@@ -48,10 +48,10 @@ def _has_pending_inbox(task: Task) -> bool:
     return task.inbox.filter(status=InboxStatus.PENDING).exists()
 
 
-def cycle_end(turn_id: int, generation: int) -> str:
+def cycle_end(turn_id: int, generation: int, task_id: int | None = None) -> str:
     """The model answered without asking for tools: decide whether the task goes on by itself."""
     with transaction.atomic():
-        task, turn = fence(turn_id, generation)
+        task, turn = fence(turn_id, generation, task_id)
         _end_turn(task, turn, TurnStatus.COMPLETED)
         checklist = list(task.checklist.values_list("status", flat=True))
         open_items = sum(1 for status in checklist if status in OPEN)
@@ -80,10 +80,10 @@ def cycle_end(turn_id: int, generation: int) -> str:
         return "answered"
 
 
-def turn_suspend(turn_id: int, generation: int) -> str:
+def turn_suspend(turn_id: int, generation: int, task_id: int | None = None) -> str:
     """A tool asked to wait (a person's answer, a generation job): end the turn and free the worker."""
     with transaction.atomic():
-        task, turn = fence(turn_id, generation)
+        task, turn = fence(turn_id, generation, task_id)
         waiting_for = turn.checkpoint.get("suspend") or {}
         _end_turn(task, turn, TurnStatus.SUSPENDED, reason=f"waiting_for_{waiting_for.get('type', 'event')}")
         if waiting_for.get("type") == "person" and _has_pending_inbox(task):
@@ -93,19 +93,19 @@ def turn_suspend(turn_id: int, generation: int) -> str:
         return "suspended"
 
 
-def turn_stop(turn_id: int, generation: int, *, reason: str) -> str:
+def turn_stop(turn_id: int, generation: int, task_id: int | None = None, *, reason: str) -> str:
     """Out of limits: keep all state, stop, say why. A message or resume starts again."""
     with transaction.atomic():
-        task, turn = fence(turn_id, generation)
+        task, turn = fence(turn_id, generation, task_id)
         _end_turn(task, turn, TurnStatus.STOPPED, reason=reason)
         _set_task(task, TaskStatus.IDLE, reason=reason)
     return reason
 
 
-def turn_hand_off(turn_id: int, generation: int) -> str:
+def turn_hand_off(turn_id: int, generation: int, task_id: int | None = None) -> str:
     """Give the turn to a fresh job (new generation) before this one nears the queue's timeout."""
     with transaction.atomic():
-        task, turn = fence(turn_id, generation)
+        task, turn = fence(turn_id, generation, task_id)
         turn_move(turn, TurnStatus.QUEUED)
         turn.generation += 1
         turn.lease_holder, turn.lease_expires_at, turn.enqueued_at = "", None, timezone.now()

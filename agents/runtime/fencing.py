@@ -1,6 +1,11 @@
-"""Fencing on (turn, generation): every write a worker makes goes through `fence()` (DESIGN §3)."""
+"""Fencing on (turn, generation): every write a worker makes is conditional on still holding the turn.
 
-from datetime import timedelta
+Cancel, pause, takeover and hand-off all bump the turn's generation (or end it) under the turn's row lock,
+so one conditional UPDATE of the turn row is the whole check: it matches 0 rows once we lost the turn,
+and otherwise holds the row lock (and renews the lease) until our transaction commits.
+"""
+
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -10,34 +15,57 @@ from agents.locks import task_qs_for_update, turn_qs_for_update
 from agents.models import Task, TaskStatus, Turn, TurnStatus
 
 
-def fence(turn_id: int, generation: int) -> tuple[Task, Turn]:
-    """Lock the task then the turn and check this worker still holds the turn; renews its lease.
+def lease_deadline() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.LOMOTE_LEASE_SECONDS)
 
-    Call inside `transaction.atomic`. Raises Fenced (rolling the transaction back) when the turn was taken
-    over (generation moved on), cancelled, paused or finished.
+
+def fence_turn(turn_id: int, generation: int) -> datetime:
+    """Check and lock the turn in one statement, renewing the lease; returns the new expiry.
+
+    For transactions that write only the turn's own log (steps, tool calls, inbox consumption). Call
+    inside `transaction.atomic`; raises Fenced when the turn is no longer ours.
     """
-    # order_by(): first() would otherwise apply Turn's Meta ordering, which joins the task table.
-    task_id = Turn.objects.filter(pk=turn_id).order_by().values_list("task_id", flat=True).first()
-    if task_id is None:
-        raise Fenced()
-    task = task_qs_for_update().get(pk=task_id)
-    turn = turn_qs_for_update().get(pk=turn_id)
-    if turn.generation != generation or turn.status != TurnStatus.RUNNING or task.status != TaskStatus.ACTIVE:
-        raise Fenced()
-    turn.lease_expires_at = timezone.now() + _lease()
-    Turn.objects.filter(pk=turn_id).update(lease_expires_at=turn.lease_expires_at)
-    return task, turn
-
-
-def lease_renew(turn_id: int, generation: int) -> None:
-    """Extend the lease with one conditional UPDATE; raises Fenced when the turn is no longer ours."""
-    expires = timezone.now() + _lease()
+    expires = lease_deadline()
     updated = Turn.objects.filter(pk=turn_id, generation=generation, status=TurnStatus.RUNNING).update(
         lease_expires_at=expires
     )
     if updated != 1:
         raise Fenced()
+    return expires
 
 
-def _lease():
-    return timedelta(seconds=settings.LOMOTE_LEASE_SECONDS)
+def fence(turn_id: int, generation: int, task_id: int | None = None) -> tuple[Task, Turn]:
+    """Lock the task then the turn (the order every writer uses) and check we still hold the turn.
+
+    For transactions that also touch the task (tools writing task state, the end of a cycle). Call inside
+    `transaction.atomic`; raises Fenced when the turn was taken over, cancelled, paused or finished.
+    """
+    if task_id is None:
+        # order_by(): Turn's Meta ordering would otherwise add a sort to this point lookup.
+        task_id = Turn.objects.filter(pk=turn_id).order_by().values_list("task_id", flat=True).first()
+        if task_id is None:
+            raise Fenced()
+    task = task_qs_for_update().get(pk=task_id)
+    turn = turn_qs_for_update().get(pk=turn_id)
+    if turn.generation != generation or turn.status != TurnStatus.RUNNING or task.status != TaskStatus.ACTIVE:
+        raise Fenced()
+    turn.lease_expires_at = lease_deadline()
+    Turn.objects.filter(pk=turn_id).update(lease_expires_at=turn.lease_expires_at)
+    return task, turn
+
+
+def fence_task(turn_id: int, generation: int, task_id: int) -> Task:
+    """Lock the task, then fence the turn: two statements, in the order every writer uses.
+
+    For a tool that writes task state. Raises Fenced when the turn is no longer ours or the task stopped.
+    """
+    task = task_qs_for_update().get(pk=task_id)
+    if task.status != TaskStatus.ACTIVE:
+        raise Fenced()
+    fence_turn(turn_id, generation)
+    return task
+
+
+def lease_renew(turn_id: int, generation: int) -> datetime:
+    """Extend the lease in its own short transaction; raises Fenced when the turn is no longer ours."""
+    return fence_turn(turn_id, generation)

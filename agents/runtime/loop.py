@@ -1,15 +1,19 @@
 """The turn loop (DESIGN §3): one job runs a turn's steps back to back while it holds the lease.
 
-Each pass decides from the stored log only: finish the last step's calls; or, if the model answered
-without tools, end the cycle; or, if a result asked to wait, suspend; otherwise read the inbox at this
-safe boundary, build the context, call the model (no transaction held), and commit the decision, its
-pending calls and the consumed inbox messages in ONE fenced transaction before any tool runs.
+Each pass decides from the log: finish the last step's calls; or, if the model answered without tools,
+end the cycle; or, if a result asked to wait, suspend; otherwise read the inbox at this safe boundary,
+build the context, call the model (no transaction held), and commit the decision, its pending calls and
+the consumed inbox messages in ONE fenced transaction before any tool runs.
+
+The runner reads the log once when it claims the turn, then keeps what it commits in memory: while it
+holds the fence nobody else writes this turn's log, and every write it makes re-checks the fence.
 """
 
 import logging
 import os
 import socket
 import time
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
@@ -18,14 +22,14 @@ from django.utils import timezone
 
 from agents.exceptions import Fenced, ModelError
 from agents.locks import inbox_qs_for_update
-from agents.models import InboxMessage, InboxStatus, ModelLease, Step, ToolCall, Turn, TurnStatus
+from agents.models import InboxMessage, InboxStatus, ModelLease, Step, Task, ToolCall, Turn, TurnStatus
 from agents.providers.base import ModelProvider, ModelResponse
 from agents.providers.registry import provider_for_lease
 from agents.runtime import cycle
 from agents.runtime.context import History, context_build
-from agents.runtime.fencing import fence, lease_renew
+from agents.runtime.fencing import fence_turn, lease_renew
 from agents.runtime.leases import lease_claim
-from agents.runtime.toolexec import calls_run
+from agents.runtime.toolexec import RunContext, calls_run
 from agents.tools.registry import tool_get
 from workspace.services.events import event_append
 
@@ -65,54 +69,71 @@ class TurnRunner:
         self.turn_id = turn_id
         self.generation = generation
         self.provider = provider
-        self.history: History | None = None
         self.started = time.monotonic()
+        self.lease_expires: datetime | None = None
 
     def run(self) -> str:
+        turn = Turn.objects.select_related("task").get(pk=self.turn_id)
+        if turn.generation != self.generation or turn.status != TurnStatus.RUNNING:
+            raise Fenced()
+        task = turn.task
+        self.turn = turn
+        self.lease_expires = turn.lease_expires_at
+        self.run_ctx = RunContext(self.turn_id, self.generation, task.pk, task.workspace_id)
+        self.lease = ModelLease.objects.select_related("secret").get(turn=turn)
+        self.history = History(task)
+        waiting = bool(turn.checkpoint.get("suspend"))
+        tokens = Step.objects.filter(turn=turn).aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+        self.tokens = (tokens["p"] or 0) + (tokens["c"] or 0)
+        last = Step.objects.filter(turn=turn).order_by("-index").first()
+        calls = list(ToolCall.objects.filter(step=last).order_by("index")) if last else []
+        consumed: list[str] = []  # texts the last step read, for the history (known only for our own steps)
+
         while True:
-            turn = Turn.objects.select_related("task").get(pk=self.turn_id)
-            if turn.generation != self.generation or turn.status != TurnStatus.RUNNING:
-                raise Fenced()
-            last = Step.objects.filter(turn=turn).order_by("-index").first()
             if last is not None:
-                calls = list(ToolCall.objects.filter(step=last).order_by("index"))
                 if any(not call.is_finished for call in calls):
-                    calls_run(turn_id=self.turn_id, generation=self.generation, calls=calls)
+                    outcomes = calls_run(self.run_ctx, calls)
+                    waiting = waiting or any(o.tool_result and o.tool_result.suspend for o in outcomes)
                     continue
+                if self.history.loaded:  # else the first context build reads it from the log
+                    self.history.add(last, calls, consumed)
                 if not calls:
-                    return cycle.cycle_end(self.turn_id, self.generation)
-                if turn.checkpoint.get("suspend"):
-                    return cycle.turn_suspend(self.turn_id, self.generation)
+                    return cycle.cycle_end(self.turn_id, self.generation, task.pk)
+                if waiting:
+                    return cycle.turn_suspend(self.turn_id, self.generation, task.pk)
                 if last.index >= settings.LOMOTE_MAX_STEPS_PER_TURN:
-                    return cycle.turn_stop(self.turn_id, self.generation, reason="step_cap")
-                if self._tokens_used(turn) >= settings.LOMOTE_MAX_TOKENS_PER_TURN:
-                    return cycle.turn_stop(self.turn_id, self.generation, reason="token_cap")
+                    return cycle.turn_stop(self.turn_id, self.generation, task.pk, reason="step_cap")
+                if self.tokens >= settings.LOMOTE_MAX_TOKENS_PER_TURN:
+                    return cycle.turn_stop(self.turn_id, self.generation, task.pk, reason="token_cap")
             if time.monotonic() - self.started > settings.LOMOTE_TURN_SLICE_SECONDS:
-                return cycle.turn_hand_off(self.turn_id, self.generation)
+                return cycle.turn_hand_off(self.turn_id, self.generation, task.pk)
             try:
-                self._step(turn, next_index=(last.index if last else 0) + 1)
+                last, calls, consumed = self._step(task.pk, last, calls)
             except _InboxChanged:
                 continue
 
-    def _tokens_used(self, turn: Turn) -> int:
-        totals = Step.objects.filter(turn=turn).aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
-        return (totals["p"] or 0) + (totals["c"] or 0)
-
-    def _step(self, turn: Turn, *, next_index: int) -> None:
-        lease = ModelLease.objects.select_related("secret").get(turn=turn)
-        if self.history is None:
-            self.history = History(turn.task)
-        built = context_build(task=turn.task, turn=turn, lease=lease, history=self.history)
-        response = self._infer(lease, built.request)
+    def _step(self, task_id: int, last: Step | None, last_calls: list[ToolCall]):
+        task = Task.objects.get(pk=task_id)  # fresh brief, title, goal revision
+        index = (last.index if last else 0) + 1
+        built = context_build(
+            task=task,
+            turn=self.turn,
+            lease=self.lease,
+            history=self.history,
+            last_index=index - 1,
+            last_calls=last_calls if last else None,
+        )
+        response = self._infer(built.request)
         with transaction.atomic():
-            task, turn = fence(self.turn_id, self.generation)
-            if built.new_message_ids:
-                read = list(inbox_qs_for_update().filter(pk__in=built.new_message_ids))
+            self.lease_expires = fence_turn(self.turn_id, self.generation)
+            message_ids = built.new_message_ids
+            if message_ids:
+                read = list(inbox_qs_for_update().filter(pk__in=message_ids))
                 if any(message.status != InboxStatus.PENDING for message in read):
                     raise _InboxChanged()
             step = Step.objects.create(
-                turn=turn,
-                index=next_index,
+                turn_id=self.turn_id,
+                index=index,
                 generation=self.generation,
                 text=response.text,
                 decision=_decision(response),
@@ -121,13 +142,13 @@ class TurnRunner:
                 cached_prompt_tokens=response.usage.cached_prompt_tokens,
                 completion_tokens=response.usage.completion_tokens,
             )
-            ToolCall.objects.bulk_create(
+            calls = ToolCall.objects.bulk_create(
                 [
                     ToolCall(
-                        turn=turn,
+                        turn_id=self.turn_id,
                         step=step,
                         index=i,
-                        call_id=f"{turn.pk}:{next_index}:{i}",
+                        call_id=f"{self.turn_id}:{index}:{i}",
                         provider_call_id=intent.id[:200],
                         name=intent.name[:100],
                         input=intent.arguments if isinstance(intent.arguments, dict) else {"_raw": intent.arguments},
@@ -136,39 +157,51 @@ class TurnRunner:
                     for i, intent in enumerate(response.tool_calls, start=1)
                 ]
             )
-            if built.new_message_ids:
-                InboxMessage.objects.filter(pk__in=built.new_message_ids).update(
+            if message_ids:
+                InboxMessage.objects.filter(pk__in=message_ids).update(
                     status=InboxStatus.CONSUMED, consumed_by_step=step, consumed_at=timezone.now()
                 )
             event_append(
-                workspace_id=task.workspace_id,
+                workspace_id=self.run_ctx.workspace_id,
                 kind="step.committed",
                 data={
-                    "task": task.pk,
-                    "turn": turn.pk,
-                    "step": next_index,
+                    "task": task_id,
+                    "turn": self.turn_id,
+                    "step": index,
                     "text": response.text[:2000],
                     "tool_calls": [intent.name for intent in response.tool_calls],
-                    "consumed_messages": built.new_message_ids,
+                    "consumed_messages": message_ids,
                 },
             )
+        self.tokens += response.usage.prompt_tokens + response.usage.completion_tokens
+        return step, calls, [text for _, text in built.new_messages]
 
-    def _infer(self, lease: ModelLease, request) -> ModelResponse:
+    def _infer(self, request) -> ModelResponse:
         """Call the model with our own bounded retries; the SDK's own retries are off (DESIGN §14)."""
         # The lease never changes within a turn: one provider (and its HTTP client) per run.
-        self.provider = self.provider or provider_for_lease(lease)
-        provider = self.provider
+        self.provider = self.provider or provider_for_lease(self.lease)
         attempts = settings.LOMOTE_MODEL_MAX_ATTEMPTS
         for attempt in range(1, attempts + 1):
-            lease_renew(self.turn_id, self.generation)
+            self._keep_lease()
             try:
-                return provider.complete(request)
+                return self.provider.complete(request)
             except ModelError as exc:
                 if not exc.retryable or attempt == attempts:
                     raise
                 logger.warning("model attempt %s/%s failed (%s); retrying", attempt, attempts, exc.code)
                 time.sleep(min(settings.LOMOTE_MODEL_RETRY_BACKOFF * 2 ** (attempt - 1), 10))
         raise AssertionError("unreachable")
+
+    def _keep_lease(self) -> None:
+        """Renew before an inference unless the last fenced write left the lease long enough for it.
+
+        Every fenced write renews the lease, so on the hot path this costs nothing; after a slow tool or a
+        retry it is one short transaction, which also checks we still hold the turn before a paid call.
+        """
+        needed = settings.LOMOTE_MODEL_TIMEOUT + 5
+        if self.lease_expires is None or (self.lease_expires - timezone.now()).total_seconds() < needed:
+            with transaction.atomic():
+                self.lease_expires = lease_renew(self.turn_id, self.generation)
 
 
 def _idempotent(name: str) -> bool:

@@ -2,8 +2,12 @@
 
 For each call, in index order: a finished call is reused; a non-idempotent call found `started` without a
 result is NOT run again (it becomes `unknown` and the model is told to check state first); anything else
-is logged `started` under the fence, validated, permission-checked on the server, run, and its result
-written under the fence. Transactional tools run inside the fenced transaction that records their result.
+is validated and permission-checked on the server, then run:
+- a transactional tool (database only) runs inside the fenced transaction that records it as started and
+  finished: effect and result commit together, exactly once, in one commit;
+- any other tool is logged `started` under the fence and committed first, runs outside any transaction,
+  and its result is written under the fence. If the fence was lost meanwhile, the result is still kept on
+  the call as what happened (when this worker's run is the call's latest), and nothing else changes.
 """
 
 import logging
@@ -15,8 +19,8 @@ from pydantic import ValidationError
 
 from agents.exceptions import Fenced, ToolError
 from agents.models import Task, ToolCall, ToolCallStatus, Turn
-from agents.runtime.fencing import fence
-from agents.tools.base import Tool, ToolContext, ToolResult
+from agents.runtime.fencing import fence_task, fence_turn
+from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from agents.tools.permissions import check_tool_permission, task_role
 from agents.tools.registry import tool_get
 from workspace.services.events import event_append
@@ -40,69 +44,92 @@ class Outcome:
     tool_result: ToolResult | None = None
 
 
+@dataclass(frozen=True)
+class RunContext:
+    """What the runner already knows about the turn it holds."""
+
+    turn_id: int
+    generation: int
+    task_id: int
+    workspace_id: int
+
+
 def _error(code: str, message: str, details: dict | None = None) -> dict:
     return {"code": code, "message": message, "details": details or {}}
 
 
-def calls_run(*, turn_id: int, generation: int, calls: list[ToolCall]) -> None:
+def calls_run(run: RunContext, calls: list[ToolCall]) -> list[Outcome]:
+    """Finish every unfinished call; updates the ToolCall objects in place and returns new outcomes."""
+    outcomes = []
     for call in calls:
         if call.is_finished:
             continue
         if call.status == ToolCallStatus.STARTED and not call.idempotent:
-            _record(turn_id, generation, call, Outcome(ToolCallStatus.UNKNOWN, result=OUTCOME_UNKNOWN), late_ok=False)
-            continue
-        _run_one(turn_id, generation, call)
+            outcome = Outcome(ToolCallStatus.UNKNOWN, result=OUTCOME_UNKNOWN)
+            _record(run, call, outcome, late_ok=False)
+        else:
+            outcome = _run_one(run, call)
+        outcomes.append(outcome)
+    return outcomes
 
 
-def _run_one(turn_id: int, generation: int, call: ToolCall) -> None:
+def _context(run: RunContext, call: ToolCall, role: str) -> ToolContext:
+    return ToolContext(
+        workspace_id=run.workspace_id,
+        task_id=run.task_id,
+        turn_id=run.turn_id,
+        step_index=int(call.call_id.split(":")[1]),
+        call_id=call.call_id,
+        generation=run.generation,
+        role=role,
+    )
+
+
+def _run_one(run: RunContext, call: ToolCall) -> Outcome:
+    tool_cls = tool_get(call.name)
+    if tool_cls is not None and tool_cls.transactional:
+        with transaction.atomic():
+            task = fence_task(run.turn_id, run.generation, run.task_id)
+            ctx = _context(run, call, task_role(task))
+            checked = _check(tool_cls, ctx, call)
+            outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked, savepoint=True)
+            _write(run, call, outcome)
+        return outcome
+
     with transaction.atomic():
-        task, turn = fence(turn_id, generation)
+        fence_turn(run.turn_id, run.generation)
+        now = timezone.now()
         started = ToolCall.objects.filter(
             pk=call.pk, status__in=[ToolCallStatus.PENDING, ToolCallStatus.STARTED]
         ).update(
-            status=ToolCallStatus.STARTED,
-            started_generation=generation,
-            started_at=timezone.now(),
-            attempts=call.attempts + 1,
+            status=ToolCallStatus.STARTED, started_generation=run.generation, started_at=now, attempts=call.attempts + 1
         )
         if started != 1:
             raise Fenced()
         event_append(
-            workspace_id=task.workspace_id,
+            workspace_id=run.workspace_id,
             kind="tool_call.started",
-            data={"task": task.pk, "turn": turn_id, "call": call.call_id, "name": call.name},
+            data={"task": run.task_id, "turn": run.turn_id, "call": call.call_id, "name": call.name},
         )
-        ctx = ToolContext(
-            workspace_id=task.workspace_id,
-            task_id=task.pk,
-            turn_id=turn_id,
-            step_index=int(call.call_id.split(":")[1]),
-            call_id=call.call_id,
-            generation=generation,
-            role=task_role(task),
-        )
-    call.status, call.started_generation = ToolCallStatus.STARTED, generation
-
-    tool_cls = tool_get(call.name)
-    refusal = _check(tool_cls, ctx, call)
-    if refusal is not None:
-        _record(turn_id, generation, call, refusal, late_ok=False)
-        return
-    args = tool_cls.Args.model_validate(call.input)
-    tool = tool_cls()
-    if tool_cls.transactional:
-        # Effect and result commit together, under the fence: exactly once.
-        with transaction.atomic():
-            task, turn = fence(turn_id, generation)
-            outcome = _invoke(tool, ctx, args, savepoint=True)
-            _write(task, turn, call, outcome)
-        return
-    outcome = _invoke(tool, ctx, args, savepoint=False)
-    _record(turn_id, generation, call, outcome, late_ok=True)
+        role = task_role_of(run.task_id)
+    call.status, call.started_generation, call.started_at = ToolCallStatus.STARTED, run.generation, now
+    call.attempts += 1
+    ctx = _context(run, call, role)
+    checked = _check(tool_cls, ctx, call)
+    outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked, savepoint=False)
+    _record(run, call, outcome, late_ok=isinstance(checked, ToolArgs))
+    return outcome
 
 
-def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> Outcome | None:
-    """Server-side checks, whatever the model was shown: the tool exists, is permitted, and its args are valid."""
+def task_role_of(task_id: int) -> str:
+    return task_role(Task.objects.get(pk=task_id))
+
+
+def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> ToolArgs | Outcome:
+    """Server-side checks, whatever the model was shown: the tool exists, is permitted, its args are valid.
+
+    Returns the validated arguments, or the failed outcome the model will read.
+    """
     if tool_cls is None:
         return Outcome(ToolCallStatus.FAILED, error=_error("unknown_tool", f"There is no tool named {call.name!r}."))
     try:
@@ -112,17 +139,16 @@ def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> Out
     if not isinstance(call.input, dict) or "_raw" in call.input:
         return Outcome(ToolCallStatus.FAILED, error=_error("invalid_arguments", "Arguments must be a JSON object."))
     try:
-        tool_cls.Args.model_validate(call.input)
+        return tool_cls.Args.model_validate(call.input)
     except ValidationError as exc:
         problems = [{"field": ".".join(map(str, e["loc"])), "problem": e["msg"]} for e in exc.errors()]
         return Outcome(
             ToolCallStatus.FAILED,
             error=_error("invalid_arguments", "The arguments do not match the tool's schema.", {"problems": problems}),
         )
-    return None
 
 
-def _invoke(tool: Tool, ctx: ToolContext, args, *, savepoint: bool) -> Outcome:
+def _invoke(tool: Tool, ctx: ToolContext, args: ToolArgs, *, savepoint: bool) -> Outcome:
     try:
         if savepoint:
             with transaction.atomic():  # a refusal rolls back the tool's own writes, not the result
@@ -139,44 +165,78 @@ def _invoke(tool: Tool, ctx: ToolContext, args, *, savepoint: bool) -> Outcome:
     return Outcome(ToolCallStatus.DONE, result=result.content, tool_result=result)
 
 
-def _write(task: Task, turn: Turn, call: ToolCall, outcome: Outcome) -> None:
-    """Record a result under a held fence, with the turn-level effects of the tool's result."""
-    updated = ToolCall.objects.filter(
-        pk=call.pk, status=ToolCallStatus.STARTED, started_generation=turn.generation
-    ).update(status=outcome.status, result=outcome.result, error=outcome.error, finished_at=timezone.now())
+def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
+    """Record a result under a held fence, with the turn-level effects of the tool's result.
+
+    The condition accepts a call still pending (a transactional tool starts and finishes in this same
+    transaction) or started by this generation; anything else means another worker got there first.
+    """
+    now = timezone.now()
+    updated = (
+        ToolCall.objects.filter(pk=call.pk, status__in=[ToolCallStatus.PENDING, ToolCallStatus.STARTED])
+        .exclude(status=ToolCallStatus.STARTED, started_generation__lt=run.generation)
+        .update(
+            status=outcome.status,
+            result=outcome.result,
+            error=outcome.error,
+            started_generation=run.generation,
+            started_at=call.started_at or now,
+            finished_at=now,
+            attempts=call.attempts + (0 if call.status == ToolCallStatus.STARTED else 1),
+        )
+    )
     if updated != 1:
         raise Fenced()
+    call.status, call.result, call.error = outcome.status, outcome.result, outcome.error
     tool_result = outcome.tool_result
-    if tool_result is not None:
-        changed = []
-        if tool_result.made_progress and not turn.made_progress:
-            turn.made_progress = True
-            changed.append("made_progress")
+    if tool_result is not None and (tool_result.made_progress or tool_result.suspend):
+        turn = Turn.objects.only("checkpoint").get(pk=run.turn_id)
+        changes = {}
+        if tool_result.made_progress:
+            changes["made_progress"] = True
         if tool_result.suspend:
-            turn.checkpoint = {**turn.checkpoint, "suspend": tool_result.suspend}
-            changed.append("checkpoint")
-        if changed:
-            turn.save(update_fields=changed)
+            changes["checkpoint"] = {
+                **turn.checkpoint,
+                "suspend": _merge_waits(turn.checkpoint.get("suspend"), tool_result.suspend),
+            }
+        Turn.objects.filter(pk=run.turn_id).update(**changes)
+    if tool_result is not None:
         for kind, data in tool_result.events:
-            event_append(workspace_id=task.workspace_id, kind=kind, data=data)
+            event_append(workspace_id=run.workspace_id, kind=kind, data=data)
     event_append(
-        workspace_id=task.workspace_id,
+        workspace_id=run.workspace_id,
         kind="tool_call.finished",
-        data={"task": task.pk, "turn": turn.pk, "call": call.call_id, "name": call.name, "status": outcome.status},
+        data={
+            "task": run.task_id,
+            "turn": run.turn_id,
+            "call": call.call_id,
+            "name": call.name,
+            "status": outcome.status,
+        },
     )
 
 
-def _record(turn_id: int, generation: int, call: ToolCall, outcome: Outcome, *, late_ok: bool) -> None:
+def _merge_waits(current: dict | None, new: dict) -> dict:
+    """Several calls of one step may each ask to wait (e.g. three generation jobs): wait for all of them."""
+    if current and current.get("type") == new.get("type") == "jobs":
+        return {"type": "jobs", "jobs": sorted(set(current.get("jobs", [])) | set(new.get("jobs", [])))}
+    return new
+
+
+def _record(run: RunContext, call: ToolCall, outcome: Outcome, *, late_ok: bool) -> None:
     try:
         with transaction.atomic():
-            task, turn = fence(turn_id, generation)
+            fence_turn(run.turn_id, run.generation)
             if outcome.status == ToolCallStatus.UNKNOWN:
-                # Claim the started call for this generation so _write's condition holds.
-                ToolCall.objects.filter(pk=call.pk, status=ToolCallStatus.STARTED).update(started_generation=generation)
-            _write(task, turn, call, outcome)
+                # Take the started call over for this generation so _write's condition holds.
+                ToolCall.objects.filter(pk=call.pk, status=ToolCallStatus.STARTED).update(
+                    started_generation=run.generation
+                )
+                call.started_generation = run.generation
+            _write(run, call, outcome)
     except Fenced:
         if late_ok:
-            _record_late(generation, call, outcome)
+            _record_late(run.generation, call, outcome)
         raise
 
 

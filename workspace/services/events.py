@@ -1,8 +1,8 @@
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 
-from lomote.events import push_hint
+from lomote.events import push_hint_on_commit
 from lomote.exceptions import NotFound
 from workspace.models import Event, Workspace
 
@@ -25,5 +25,5 @@ def event_append(*, workspace_id: int, kind: str, data: dict[str, Any] | None = 
     if row is None:
         raise NotFound("Workspace not found.")
     event = Event.objects.create(workspace_id=workspace_id, seq=row[0], kind=kind, data=data or {})
-    transaction.on_commit(lambda: push_hint(workspace_id, event.seq))
+    push_hint_on_commit(workspace_id, event.seq)
     return event
