@@ -139,7 +139,7 @@ EVENT_REPLAY_BATCH = 500
 
 # Per-task hard timeouts (seconds). The ORM broker redelivers a task still running after `retry`
 # seconds, so `retry` must stay above the largest timeout plus queue wait (asserted in tests).
-LOMOTE_TASK_TIMEOUTS = {"default": 300, "turn": 600}
+LOMOTE_TASK_TIMEOUTS = {"default": 300, "turn": 600, "generation": 300}
 LOMOTE_QUEUE_WAIT_MARGIN = 60
 Q_CLUSTER = {
     "name": "lomote",
@@ -182,6 +182,30 @@ LOMOTE_TOOL_RESULT_CONTEXT_CHARS = 4000
 LOMOTE_MODEL_RETRY_BACKOFF = float(os.environ.get("LOMOTE_MODEL_RETRY_BACKOFF", "1.0"))
 # A job hands its turn to a fresh job after this long, well inside the q timeout.
 LOMOTE_TURN_SLICE_SECONDS = float(os.environ.get("LOMOTE_TURN_SLICE_SECONDS", "240"))
+
+# --- Asynchronous generation (DESIGN §4) -------------------------------------------------------------------
+
+LOMOTE_DEFAULT_GENERATION_PROVIDER = os.environ.get("LOMOTE_DEFAULT_GENERATION_PROVIDER", "procedural")
+# A job with no report for this long is polled (a lost callback must not leave it waiting forever).
+LOMOTE_GENERATION_SILENT_SECONDS = float(os.environ.get("LOMOTE_GENERATION_SILENT_SECONDS", "60"))
+# A job still `submitting` this long after its row was written died before its upstream id was stored: it
+# is failed as `submission_uncertain` (never resubmitted). Must exceed any provider's submit timeout.
+LOMOTE_GENERATION_SUBMIT_TIMEOUT = float(os.environ.get("LOMOTE_GENERATION_SUBMIT_TIMEOUT", "120"))
+# For a job whose provider is no longer registered (a provider states its own max_duration).
+LOMOTE_GENERATION_DEFAULT_MAX_DURATION = float(os.environ.get("LOMOTE_GENERATION_DEFAULT_MAX_DURATION", "900"))
+LOMOTE_GENERATION_SWEEP_PERIOD = float(os.environ.get("LOMOTE_GENERATION_SWEEP_PERIOD", "10"))
+LOMOTE_GENERATION_MAX_OUTPUT_BYTES = int(os.environ.get("LOMOTE_GENERATION_MAX_OUTPUT_BYTES", str(50 * 1024 * 1024)))
+# Webhook signing secrets, comma-separated: every one is accepted, so a rotation adds the new secret, moves
+# senders over, then drops the old one. No default outside DEBUG: webhooks are refused until configured.
+_DEV_WEBHOOK_SECRET = "dev-insecure-lomote-webhook-secret"  # noqa: S105 - DEBUG only
+LOMOTE_WEBHOOK_SECRETS = env_list("LOMOTE_WEBHOOK_SECRETS", [_DEV_WEBHOOK_SECRET] if DEBUG else [])
+LOMOTE_WEBHOOK_TOLERANCE_SECONDS = 300
+# The hosted image API (`openai_images` provider): one attempt per job, the SDK's retries off (DESIGN §14);
+# the timeout stays below the generation q timeout (asserted in tests).
+LOMOTE_OPENAI_IMAGES_KEY = os.environ.get("LOMOTE_OPENAI_IMAGES_KEY", "")
+LOMOTE_OPENAI_IMAGES_BASE_URL = os.environ.get("LOMOTE_OPENAI_IMAGES_BASE_URL", "https://api.openai.com/v1")
+LOMOTE_OPENAI_IMAGES_MODEL = os.environ.get("LOMOTE_OPENAI_IMAGES_MODEL", "gpt-image-1")
+LOMOTE_OPENAI_IMAGES_TIMEOUT = float(os.environ.get("LOMOTE_OPENAI_IMAGES_TIMEOUT", "120"))
 
 # --- Auth, REST ------------------------------------------------------------------------------------------
 
@@ -237,6 +261,9 @@ SPECTACULAR_SETTINGS = {
         "InboxStatusEnum": "agents.models.InboxStatus",
         "ChecklistStatusEnum": "agents.models.ChecklistStatus",
         "ProviderKindEnum": "agents.models.ProviderKind",
+        "ArtifactKindEnum": "workspace.models.ArtifactKind",
+        "GenerationKindEnum": "workspace.models.GenerationKind",
+        "JobStatusEnum": "workspace.models.JobStatus",
     },
 }
 

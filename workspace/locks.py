@@ -1,6 +1,9 @@
-"""Row locks for the workspace app, always taken in primary-key order to avoid deadlocks."""
+"""Row locks for the workspace app, always taken in primary-key order to avoid deadlocks.
 
-from workspace.models import Artifact, Membership, Workspace
+Order across tables: a generation job before the artifact its result goes to.
+"""
+
+from workspace.models import Artifact, GenerationJob, Membership, Workspace
 
 
 def workspace_qs_for_update():
@@ -13,3 +16,7 @@ def membership_qs_for_update():
 
 def artifact_qs_for_update():
     return Artifact.objects.order_by("pk").select_for_update(of=("self",))
+
+
+def generation_job_qs_for_update():
+    return GenerationJob.objects.order_by("pk").select_for_update(of=("self",))

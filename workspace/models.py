@@ -221,3 +221,104 @@ class ArtifactVersion(models.Model):
         if self.author_user_id is not None:
             return {"type": "user", "id": self.author_user_id}
         return {"type": "system"}
+
+
+# --- asynchronous generation (DESIGN §4) -------------------------------------------------------------------
+
+
+class GenerationKind(models.TextChoices):
+    IMAGE = "image", "Image"
+    VIDEO = "video", "Video"
+    MODEL_3D = "3d", "3D asset"
+
+
+class JobStatus(models.TextChoices):
+    SUBMITTING = "submitting", "Submitting"
+    SUBMITTED = "submitted", "Submitted"
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    TIMED_OUT = "timed_out", "Timed out"
+
+
+TERMINAL_JOB_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.TIMED_OUT})
+
+
+class GenerationJob(models.Model):
+    """One request to a generation provider, from submission to its result (workspace/transitions.py).
+
+    `idempotency_key` is the caller's stable id for the call (`turn:step:call` for agent tools): a repeated
+    submission returns this row and never reaches the provider again. `upstream_id` is the provider's id
+    for the job, stored the moment the provider returns it; a row still `submitting` has none, and its
+    submission is uncertain. `artifact` is the artifact the result goes to (named at submission to add a
+    version to an existing one, else set on success); `artifact_version` is the result itself.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="generation_jobs")
+    kind = models.CharField(max_length=16, choices=GenerationKind.choices)
+    provider = models.CharField(max_length=64)
+    prompt = models.TextField()
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.SUBMITTING)
+    progress = models.PositiveSmallIntegerField(default=0)
+    upstream_id = models.CharField(max_length=200, blank=True)
+    idempotency_key = models.CharField(max_length=200)
+    # Plain ids, not foreign keys: the workspace app never imports agents (dependencies point one way).
+    task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    turn_id = models.PositiveBigIntegerField(null=True, blank=True)
+    artifact = models.ForeignKey(
+        Artifact, null=True, blank=True, on_delete=models.SET_NULL, related_name="generation_jobs"
+    )
+    # The artifact's current version when the job was submitted to add a version to it: what it derives from.
+    base_version = models.PositiveIntegerField(null=True, blank=True)
+    artifact_version = models.ForeignKey(
+        ArtifactVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    error = models.JSONField(null=True, blank=True)
+    last_event_at = models.DateTimeField(null=True, blank=True)
+    polled_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "idempotency_key"], name="generation_job_unique_key"),
+            models.UniqueConstraint(
+                fields=["provider", "upstream_id"],
+                condition=~Q(upstream_id=""),
+                name="generation_job_unique_upstream",
+            ),
+            models.CheckConstraint(condition=Q(progress__lte=100), name="generation_job_progress_max_100"),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "status"], name="generation_job_ws_status"),
+            models.Index(fields=["workspace", "task_id"], name="generation_job_ws_task"),
+            models.Index(fields=["status", "last_event_at"], name="generation_job_status_event"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} job #{self.pk} via {self.provider} ({self.status})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_JOB_STATUSES
+
+
+class WebhookDelivery(models.Model):
+    """A webhook delivery we accepted. Its id is unique: a replayed delivery finds it and changes nothing."""
+
+    delivery_id = models.CharField(max_length=200, unique=True)
+    provider = models.CharField(max_length=64)
+    job = models.ForeignKey(GenerationJob, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        verbose_name_plural = "webhook deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.provider} delivery {self.delivery_id}"

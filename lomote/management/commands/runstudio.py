@@ -8,7 +8,10 @@ from django.core.management.base import BaseCommand
 
 
 class Command(BaseCommand):
-    help = "Serve the studio with daphne beside a django-q2 cluster and the runtime watchdog; Ctrl-C stops all."
+    help = (
+        "Serve the studio with daphne beside a django-q2 cluster, the runtime watchdog and the generation "
+        "sweeper; Ctrl-C stops all."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
@@ -23,8 +26,12 @@ class Command(BaseCommand):
             ),
             subprocess.Popen([*manage, "qcluster"], env=env),
             subprocess.Popen([*manage, "watchdog"], env=env),
+            subprocess.Popen([*manage, "generation_sweeper"], env=env),
         ]
-        self.stdout.write(f"Studio on http://{host}:{port}/ with a qcluster and the watchdog; Ctrl-C stops all.")
+        self.stdout.write(
+            f"Studio on http://{host}:{port}/ with a qcluster, the watchdog and the generation sweeper; "
+            "Ctrl-C stops all."
+        )
 
         def stop(*_):
             for child in children:
@@ -47,7 +54,7 @@ class Command(BaseCommand):
                     child.kill()
         failed = [
             name
-            for name, c in zip(("daphne", "qcluster", "watchdog"), children, strict=True)
+            for name, c in zip(("daphne", "qcluster", "watchdog", "generation_sweeper"), children, strict=True)
             if c.returncode not in (0, -15)
         ]
         if failed:

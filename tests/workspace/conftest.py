@@ -1,0 +1,25 @@
+"""Fixtures for the generation suites: stored files under a temporary MEDIA_ROOT, a recorder of job_settled."""
+
+import pytest
+
+from lomote import domain_events
+from workspace.services.generation import JOB_SETTLED
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    """Artifact files go to a directory of the test's own, never var/media."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def settled(monkeypatch):
+    """Every `generation.job_settled` published during the test, after the subscribers already registered."""
+    calls: list[dict] = []
+
+    def record(**data):
+        calls.append(data)
+
+    monkeypatch.setitem(domain_events._subscribers, JOB_SETTLED, [*domain_events.subscribers(JOB_SETTLED), record])
+    return calls

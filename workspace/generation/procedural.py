@@ -1,0 +1,750 @@
+"""The embedded procedural provider: real images, short animations and simple 3D assets, made from the prompt.
+
+Nothing is fetched and no model runs: the prompt is read for a palette ("retro" → cream, orange, mustard and
+teal; "midnight" / "blue" → navy and ice; "neon", "sunset", "forest", "pastel", "minimal"), a warmth shift
+("warmer", "a bit warmer", "cooler"), a brightness shift, a layout (poster, landscape, pattern), a motif and
+a typography, and the title is taken from the prompt (a quoted phrase, else its content words) — then the
+image is drawn with Pillow. The same prompt and parameters give the same bytes (everything random is drawn
+from a generator seeded by them), so a version can be reproduced and a test can compare two renderings.
+
+- images: PNG (a 768×1024 poster by default);
+- video: an animated WebP (a looping sunburst / rising sun, 12 frames by default);
+- 3d: a glTF 2.0 JSON asset with its buffer embedded as base64 (a cube, prism or pyramid coloured from the
+  palette, flat-shaded with vertex colours).
+
+It runs as a real asynchronous job (`WorkerProvider`): submit enqueues a django-q job which renders in
+stages and reports 10, 40, 80 %, then success with the file, through `job_event_apply`.
+"""
+
+import base64
+import colorsys
+import hashlib
+import io
+import json
+import math
+import random
+import re
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from PIL import Image, ImageDraw, ImageFont, features
+
+from lomote.exceptions import InvalidInput
+from workspace.generation.base import Output, ReportFn, WorkerProvider
+
+RGB = tuple[int, int, int]
+Progress = Callable[[int], None]
+
+# --- reading the prompt -------------------------------------------------------------------------------------
+
+# name → (background, primary, secondary, accent, light, ink)
+PALETTES: dict[str, tuple[RGB, ...]] = {
+    "retro": ((244, 228, 193), (232, 131, 58), (200, 85, 61), (242, 177, 52), (42, 157, 143), (38, 70, 83)),
+    "midnight": ((11, 29, 58), (31, 78, 121), (46, 134, 171), (246, 245, 174), (169, 214, 229), (234, 242, 248)),
+    "neon": ((20, 10, 40), (255, 41, 117), (0, 229, 255), (252, 238, 33), (123, 44, 191), (255, 255, 255)),
+    "sunset": ((53, 30, 65), (240, 113, 103), (247, 178, 103), (254, 217, 183), (144, 82, 188), (255, 240, 220)),
+    "forest": ((233, 237, 201), (52, 78, 65), (88, 129, 87), (214, 140, 69), (163, 177, 138), (30, 45, 35)),
+    "pastel": ((255, 244, 240), (255, 179, 186), (186, 225, 255), (255, 223, 186), (186, 255, 201), (90, 90, 120)),
+    "minimal": ((245, 245, 240), (20, 20, 20), (120, 120, 120), (220, 40, 40), (200, 200, 200), (15, 15, 15)),
+    "studio": ((250, 247, 242), (58, 80, 107), (238, 108, 77), (152, 193, 217), (224, 251, 252), (41, 50, 65)),
+}
+PALETTE_WORDS: dict[str, tuple[str, ...]] = {
+    "retro": ("retro", "rétro", "vintage", "70s", "60s", "seventies", "groovy", "old-school", "mid-century"),
+    "midnight": ("midnight", "night", "nuit", "blue", "bleu", "bleue", "navy", "ocean", "océan", "sea", "mer", "moon"),
+    "neon": ("neon", "néon", "cyber", "cyberpunk", "synthwave", "80s", "vaporwave", "electric"),
+    "sunset": ("sunset", "coucher", "dusk", "crépuscule", "twilight", "dawn", "aube"),
+    "forest": ("forest", "forêt", "green", "vert", "verte", "nature", "plant", "plante", "eco", "jungle", "garden"),
+    "pastel": ("pastel", "soft", "doux", "douce", "kawaii", "baby", "candy"),
+    "minimal": ("minimal", "minimalist", "minimaliste", "monochrome", "noir", "black", "swiss", "bauhaus"),
+}
+LAYOUT_WORDS: dict[str, tuple[str, ...]] = {
+    "poster": ("poster", "posters", "affiche", "affiches", "flyer", "brand", "marque", "cover", "album", "logo"),
+    "landscape": ("landscape", "paysage", "mountain", "mountains", "montagne", "montagnes", "horizon", "valley"),
+    "pattern": ("pattern", "motif", "texture", "geometric", "géométrique", "tiles", "wallpaper", "papier"),
+}
+SHAPE_WORDS: dict[str, tuple[str, ...]] = {
+    "prism": ("prism", "prisme", "wedge"),
+    "pyramid": ("pyramid", "pyramide", "cone", "spire"),
+    "cube": ("cube", "box", "boîte", "block", "bloc", "crate"),
+}
+BOLD_WORDS = ("bold", "gras", "retro", "rétro", "brand", "marque", "display", "loud", "punchy", "vintage", "neon")
+LIGHT_WORDS = ("elegant", "élégant", "élégante", "minimal", "minimalist", "luxury", "luxe", "light", "fine", "thin")
+WARM_WORDS = {"warmer": 0.45, "warm": 0.3, "chaud": 0.3, "chaude": 0.3, "chaleureux": 0.3, "cozy": 0.25}
+WARM_WORDS |= {"golden": 0.25, "doré": 0.25, "autumn": 0.25, "automne": 0.25}
+COOL_WORDS = {"cooler": 0.45, "cool": 0.3, "cold": 0.35, "froid": 0.35, "froide": 0.35, "icy": 0.4, "winter": 0.3}
+LESS_WORDS = ("bit", "slightly", "little", "peu", "légèrement", "touch")
+MORE_WORDS = ("much", "very", "way", "beaucoup", "très", "really", "lot")
+# Words that say how, not what: never part of a title taken from the prompt.
+FILLER = set(
+    "a an the of for with and or to in on at by from my our your me us make create generate draw render design "
+    "please some series set bit more less much very slightly little way image images picture pictures photo "
+    "illustration poster posters affiche affiches flyer style styled look looking like that this it its "
+    "warmer warm cooler cool colder colors colours color colour palette text title move moved put place "
+    "top bottom middle left right up down une un des les le la de du et pour avec en sur fais faire moi "
+    "plus peu texte titre haut bas chaud chaude froid cube prism pyramid animation video vidéo gif loop "
+    "3d model asset short second seconds brighter darker bright dark landscape paysage pattern texture "
+    "wallpaper geometric".split()
+)
+TEXT_POSITION_WORDS = {
+    "top": ("text at the top", "title at the top", "text on top", "title on top", "texte en haut", "titre en haut"),
+    "bottom": ("text at the bottom", "title at the bottom", "texte en bas", "titre en bas"),
+    "middle": ("text in the middle", "centered text", "text centered", "texte au centre", "titre au centre"),
+}
+MOVE_TEXT = ("move the text", "move the title", "text moved", "déplace le texte", "bouge le texte", "déplacer le texte")
+
+DEFAULT_SIZES = {"poster": (768, 1024), "landscape": (1024, 640), "pattern": (768, 768)}
+MIN_SIDE, MAX_SIDE = 64, 2048
+MAX_FRAMES = 48
+MAX_TITLE = 28
+
+
+@dataclass(frozen=True)
+class Style:
+    palette_name: str
+    palette: tuple[RGB, ...]  # background, primary, secondary, accent, light, ink — after warmth/brightness
+    warmth: float
+    layout: str
+    motif: str
+    typography: str  # bold | regular | light
+    title: str
+    subtitle: str
+    text_position: str
+    show_text: bool
+    shape: str
+    seed: int
+
+    @property
+    def background(self) -> RGB:
+        return self.palette[0]
+
+    @property
+    def ink(self) -> RGB:
+        return self.palette[5]
+
+
+def _words(prompt: str) -> list[str]:
+    return re.findall(r"[\w'’-]+", prompt.lower())
+
+
+def _first_match(words: list[str], table: dict[str, tuple[str, ...]], default: str) -> str:
+    """The entry of `table` whose word comes first in the prompt."""
+    best, best_at = default, len(words)
+    for name, keys in table.items():
+        for at, word in enumerate(words):
+            if word in keys and at < best_at:
+                best, best_at = name, at
+    return best
+
+
+def _warmth(words: list[str]) -> float:
+    warmth = 0.0
+    for at, word in enumerate(words):
+        amount = WARM_WORDS.get(word, 0.0) - COOL_WORDS.get(word, 0.0)
+        if not amount:
+            continue
+        nearby = words[max(0, at - 3) : at]
+        if any(w in LESS_WORDS for w in nearby):
+            amount *= 0.6
+        elif any(w in MORE_WORDS for w in nearby):
+            amount *= 1.6
+        warmth += amount
+    return max(-1.0, min(1.0, warmth))
+
+
+def _title(prompt: str, words: list[str]) -> str:
+    quoted = re.search(r"[\"“«']([^\"”»']{2,60})[\"”»']", prompt)
+    if quoted:
+        text = quoted.group(1).strip()
+    else:
+        content = [w for w in words if w not in FILLER and not w.isdigit()]
+        text = " ".join(content[:3]) or "Lomote"
+    return text[:MAX_TITLE].strip()
+
+
+def _text_position(prompt: str, layout: str) -> str:
+    lowered = prompt.lower()
+    for position, phrases in TEXT_POSITION_WORDS.items():
+        if any(phrase in lowered for phrase in phrases):
+            return position
+    default = "bottom" if layout == "poster" else "top"
+    if any(phrase in lowered for phrase in MOVE_TEXT):
+        return "top" if default == "bottom" else "bottom"
+    return default
+
+
+def _shift(color: RGB, warmth: float, brightness: float) -> RGB:
+    """Move a colour's hue toward orange (warmth > 0) or blue (< 0), tint it likewise, scale its value."""
+    r, g, b = (c / 255 for c in color)
+    h, s, v = colorsys.rgb_to_hsv(r, g, b)
+    if warmth:
+        target = 30 / 360 if warmth > 0 else 210 / 360
+        delta = ((target - h + 0.5) % 1.0) - 0.5  # shortest way round the hue circle
+        h = (h + delta * min(1.0, abs(warmth)) * 0.6) % 1.0
+        s = min(1.0, s * (1 + 0.25 * abs(warmth)))
+    v = max(0.0, min(1.0, v * brightness))
+    r, g, b = colorsys.hsv_to_rgb(h, s, v)
+    tint = 40 * warmth  # neutrals (cream, grey, white) have no hue to turn: tint them
+    return (
+        _clamp(r * 255 + tint),
+        _clamp(g * 255 + tint * 0.25),
+        _clamp(b * 255 - tint),
+    )
+
+
+def _clamp(value: float) -> int:
+    return max(0, min(255, round(value)))
+
+
+def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
+    """Everything the renderers need, read from the prompt; `params` may set any of it explicitly."""
+    params = params or {}
+    words = _words(prompt)
+    palette_name = str(params.get("palette") or _first_match(words, PALETTE_WORDS, "studio"))
+    layout = str(params.get("layout") or _first_match(words, LAYOUT_WORDS, "poster"))
+    warmth = max(-1.0, min(1.0, _warmth(words) + float(params.get("warmth", 0.0))))
+    brightness = 1.0
+    if any(w in ("darker", "dark", "sombre", "moody") for w in words):
+        brightness = 0.72
+    elif any(w in ("brighter", "bright", "lumineux", "lumineuse", "sunny") for w in words):
+        brightness = 1.15
+    palette = tuple(_shift(c, warmth, brightness) for c in PALETTES[palette_name])
+    if any(w in LIGHT_WORDS for w in words):
+        typography = "light"
+    elif any(w in BOLD_WORDS for w in words):
+        typography = "bold"
+    else:
+        typography = "regular"
+    motif = {
+        "retro": "sunburst",
+        "neon": "synthwave",
+        "midnight": "moon",
+        "sunset": "sun",
+        "minimal": "swiss",
+        "forest": "hills",
+        "pastel": "circles",
+    }.get(palette_name, "sunburst")
+    title = str(params.get("title") or _title(prompt, words))
+    # Seeded by the composition (subject, palette, layout), not by every word: "a bit warmer, move the text"
+    # re-renders the same poster warmer with its text moved, instead of drawing a new one.
+    composition = json.dumps([title.casefold(), palette_name, layout, params.get("shape")], sort_keys=True)
+    seed = (
+        int(params["seed"]) if "seed" in params else int.from_bytes(hashlib.sha256(composition.encode()).digest()[:8])
+    )
+    subtitle = params.get("subtitle")
+    if subtitle is None:
+        subtitle = f"EST. {random.Random(seed).randint(1952, 1979)}" if palette_name == "retro" else ""  # noqa: S311 - art, not crypto
+    return Style(
+        palette_name=palette_name,
+        palette=palette,
+        warmth=warmth,
+        layout=layout,
+        motif=motif,
+        typography=typography,
+        title=title,
+        subtitle=str(subtitle),
+        text_position=str(params.get("text_position") or _text_position(prompt, layout)),
+        show_text=layout == "poster" or bool(params.get("title")) or bool(re.search(r"[\"“«]", prompt)),
+        shape=str(params.get("shape") or _first_match(words, SHAPE_WORDS, "cube")),
+        seed=seed,
+    )
+
+
+# --- drawing ------------------------------------------------------------------------------------------------
+
+SUPERSAMPLE = 2  # shapes are drawn at twice the size and scaled down: anti-aliased edges
+
+
+@cache
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    # Pillow's embedded scalable font (no system font needed); weight comes from the stroke.
+    return ImageFont.load_default(size=size)
+
+
+def _gradient(size: tuple[int, int], top: RGB, bottom: RGB) -> Image.Image:
+    mask = Image.linear_gradient("L").resize(size)
+    return Image.composite(Image.new("RGB", size, bottom), Image.new("RGB", size, top), mask)
+
+
+def _mix(a: RGB, b: RGB, t: float) -> RGB:
+    return tuple(_clamp(x + (y - x) * t) for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
+
+
+def _sunburst(draw: ImageDraw.ImageDraw, center: tuple[float, float], radius: float, colors: list[RGB], turn: float):
+    rays = 24
+    step = 2 * math.pi / rays
+    cx, cy = center
+    for i in range(rays):
+        a0, a1 = i * step + turn, (i + 1) * step + turn
+        points = [(cx, cy), (cx + radius * math.cos(a0), cy + radius * math.sin(a0))]
+        points.append((cx + radius * math.cos(a1), cy + radius * math.sin(a1)))
+        draw.polygon(points, fill=colors[i % len(colors)])
+
+
+def _striped_sun(draw, center, radius, color: RGB, cut: RGB, bands: int = 6):
+    cx, cy = center
+    draw.ellipse([cx - radius, cy - radius, cx + radius, cy + radius], fill=color)
+    for i in range(bands):
+        # Bands thicken toward the bottom: the classic retro sun.
+        y = cy + radius * (0.1 + 0.9 * i / bands)
+        thickness = radius * 0.03 * (i + 1)
+        draw.rectangle([cx - radius, y, cx + radius, y + thickness], fill=cut)
+
+
+def _hills(draw, width: int, height: int, rng: random.Random, colors: list[RGB], base: float):
+    for layer, color in enumerate(colors):
+        y0 = height * (base + 0.08 * layer)
+        points = [(0, height)]
+        x = 0.0
+        y = y0
+        while x <= width:
+            points.append((x, y))
+            x += width / rng.randint(5, 9)
+            y = y0 + rng.uniform(-0.08, 0.08) * height
+        points += [(width, y0), (width, height)]
+        draw.polygon(points, fill=color)
+
+
+def _draw_poster(img: Image.Image, style: Style, rng: random.Random, frame: float) -> None:
+    w, h = img.size
+    bg, primary, secondary, accent, light, ink = style.palette
+    draw = ImageDraw.Draw(img)
+    sun_y = h * (0.62 if style.text_position == "top" else 0.42)
+    if style.motif == "sunburst":
+        _sunburst(draw, (w / 2, sun_y), max(w, h) * 1.2, [_mix(bg, accent, 0.35), bg], turn=frame * 2 * math.pi / 12)
+        _striped_sun(draw, (w / 2, sun_y), w * 0.3, primary, bg)
+        band = h * 0.045
+        for i, color in enumerate((secondary, primary, accent, light)):
+            y = h * 0.74 + i * band
+            draw.rectangle([0, y, w, y + band * 0.8], fill=color)
+    elif style.motif == "synthwave":
+        img.paste(_gradient((w, h), bg, style.palette[4]), (0, 0))
+        _striped_sun(draw, (w / 2, sun_y), w * 0.3, primary, _mix(bg, style.palette[4], 0.5), bands=8)
+        horizon = sun_y + w * 0.12
+        draw.rectangle([0, horizon, w, h], fill=bg)
+        for i in range(12):
+            y = horizon + (h - horizon) * (i / 12) ** 1.8 + frame * 4
+            draw.line([(0, y), (w, y)], fill=secondary, width=max(1, w // 300))
+        for i in range(-10, 11):
+            draw.line(
+                [(w / 2 + i * w * 0.03, horizon), (w / 2 + i * w * 0.25, h)], fill=secondary, width=max(1, w // 300)
+            )
+    elif style.motif == "moon":
+        img.paste(_gradient((w, h), bg, primary), (0, 0))
+        for _ in range(120):
+            x, y, r = rng.uniform(0, w), rng.uniform(0, h * 0.6), rng.uniform(1, 3) * w / 768
+            draw.ellipse([x - r, y - r, x + r, y + r], fill=light)
+        mx, my, mr = w * 0.68, sun_y - h * 0.1, w * 0.14
+        draw.ellipse([mx - mr, my - mr, mx + mr, my + mr], fill=accent)
+        draw.ellipse([mx - mr * 0.55, my - mr * 1.1, mx + mr * 1.35, my + mr * 0.8], fill=_mix(bg, primary, 0.4))
+        _hills(draw, w, h, rng, [secondary, primary, _mix(bg, ink, 0.1)], base=0.6)
+    elif style.motif == "sun":
+        img.paste(_gradient((w, h), bg, secondary), (0, 0))
+        _striped_sun(draw, (w / 2, sun_y), w * 0.28, accent, _mix(bg, secondary, 0.6))
+        _hills(draw, w, h, rng, [style.palette[4], primary, _mix(bg, primary, 0.3)], base=0.62)
+    elif style.motif == "swiss":
+        draw.ellipse([w * 0.12, h * 0.12, w * 0.88, h * 0.12 + w * 0.76], fill=primary)
+        draw.rectangle([w * 0.55, h * 0.05, w * 0.62, h * 0.7], fill=accent)
+    elif style.motif == "hills":
+        img.paste(_gradient((w, h), bg, light), (0, 0))
+        draw.ellipse([w * 0.6, h * 0.12, w * 0.85, h * 0.12 + w * 0.25], fill=accent)
+        _hills(draw, w, h, rng, [light, secondary, primary], base=0.45)
+    else:  # circles
+        for _ in range(14):
+            r = rng.uniform(0.05, 0.2) * w
+            x, y = rng.uniform(0, w), rng.uniform(0, h * 0.75)
+            draw.ellipse([x - r, y - r, x + r, y + r], fill=rng.choice(style.palette[1:5]))
+    margin = w * 0.035
+    draw.rectangle([margin, margin, w - margin, h - margin], outline=ink, width=max(2, w // 120))
+
+
+def _draw_landscape(img: Image.Image, style: Style, rng: random.Random, frame: float) -> None:
+    w, h = img.size
+    bg, primary, secondary, accent, light, ink = style.palette
+    img.paste(_gradient((w, h), light, bg), (0, 0))
+    draw = ImageDraw.Draw(img)
+    r = h * 0.14
+    cy = h * 0.35 + math.sin(frame * 2 * math.pi / 12) * h * 0.04
+    draw.ellipse([w * 0.7 - r, cy - r, w * 0.7 + r, cy + r], fill=accent)
+    _hills(draw, w, h, rng, [secondary, primary, _mix(primary, ink, 0.5)], base=0.5)
+
+
+def _draw_pattern(img: Image.Image, style: Style, rng: random.Random, frame: float) -> None:
+    w, h = img.size
+    draw = ImageDraw.Draw(img)
+    cells = 6
+    cw, ch = w / cells, h / cells
+    colors = list(style.palette[1:5])
+    for i in range(cells):
+        for j in range(cells):
+            x, y = i * cw, j * ch
+            color = colors[(i + j + int(frame)) % len(colors)]
+            kind = rng.randint(0, 3)
+            if kind == 0:
+                draw.ellipse([x + cw * 0.1, y + ch * 0.1, x + cw * 0.9, y + ch * 0.9], fill=color)
+            elif kind == 1:
+                draw.rectangle([x + cw * 0.15, y + ch * 0.15, x + cw * 0.85, y + ch * 0.85], fill=color)
+            elif kind == 2:
+                draw.polygon([(x, y + ch), (x + cw / 2, y), (x + cw, y + ch)], fill=color)
+            else:
+                draw.pieslice([x - cw, y - ch, x + cw, y + ch], 0, 90, fill=color)
+
+
+def _tracking(size: int, typography: str) -> float:
+    return size * (0.35 if typography == "light" else 0.04)
+
+
+def _line_width(text: str, size: int, tracking: float) -> float:
+    font = _font(size)
+    return sum(font.getlength(ch) for ch in text) + tracking * max(0, len(text) - 1)
+
+
+def _fit_lines(text: str, width: float, size: int, tracking: float) -> list[str]:
+    lines: list[str] = []
+    for word in text.split():
+        candidate = f"{lines[-1]} {word}" if lines else word
+        if lines and _line_width(candidate, size, tracking) <= width:
+            lines[-1] = candidate
+        else:
+            lines.append(word)
+    return lines[:2]
+
+
+def _draw_line(draw, xy, text: str, size: int, tracking: float, **kwargs) -> None:
+    """Letter by letter, so the tracking (letter spacing) is part of the typography."""
+    x, y = xy
+    font = _font(size)
+    for ch in text:
+        draw.text((x, y), ch, font=font, **kwargs)
+        x += font.getlength(ch) + tracking
+
+
+def _draw_text(img: Image.Image, style: Style) -> None:
+    w, h = img.size
+    draw = ImageDraw.Draw(img)
+    text = style.title.upper() if style.typography != "light" else style.title.title()
+    box_width = w * 0.84
+    size = int(h * {"bold": 0.11, "regular": 0.08, "light": 0.055}[style.typography])
+    while size > 12:
+        lines = _fit_lines(text, box_width, size, _tracking(size, style.typography))
+        if all(_line_width(line, size, _tracking(size, style.typography)) <= box_width for line in lines):
+            break
+        size = int(size * 0.9)
+    tracking = _tracking(size, style.typography)
+    lines = _fit_lines(text, box_width, size, tracking)
+    line_height = size * 1.1
+    block = line_height * len(lines) + (size * 0.6 if style.subtitle else 0)
+    if style.text_position == "top":
+        y = h * 0.09
+    elif style.text_position == "middle":
+        y = (h - block) / 2
+    else:
+        y = h * 0.93 - block
+    stroke = {"bold": max(1, size // 16), "regular": max(1, size // 40), "light": 0}[style.typography]
+    ink = style.ink
+    shadow = style.palette[2] if style.palette[2] != ink else style.palette[1]
+    for line in lines:
+        x = (w - _line_width(line, size, tracking)) / 2
+        if style.typography == "bold":
+            offset = max(2, size // 14)  # a hard drop shadow: the retro print look
+            _draw_line(
+                draw,
+                (x + offset, y + offset),
+                line,
+                size,
+                tracking,
+                fill=shadow,
+                stroke_width=stroke,
+                stroke_fill=shadow,
+            )
+        _draw_line(draw, (x, y), line, size, tracking, fill=ink, stroke_width=stroke, stroke_fill=ink)
+        y += line_height
+    if style.subtitle:
+        small = max(10, int(size * 0.32))
+        sub = style.subtitle.upper()
+        sub_tracking = small * 0.5
+        x = (w - _line_width(sub, small, sub_tracking)) / 2
+        _draw_line(draw, (x, y + size * 0.1), sub, small, sub_tracking, fill=ink)
+
+
+LAYOUTS = {"poster": _draw_poster, "landscape": _draw_landscape, "pattern": _draw_pattern}
+
+
+def render_frame(style: Style, size: tuple[int, int], frame: float = 0.0, progress: Progress | None = None):
+    """One RGB image of `size`, drawn at twice the size and scaled down."""
+    big = (size[0] * SUPERSAMPLE, size[1] * SUPERSAMPLE)
+    img = Image.new("RGB", big, style.background)
+    rng = random.Random(style.seed)  # noqa: S311 - art, not crypto
+    if progress:
+        progress(40)
+    LAYOUTS.get(style.layout, _draw_poster)(img, style, rng, frame)
+    if style.show_text and style.title:
+        _draw_text(img, style)
+    if progress:
+        progress(80)
+    return img.resize(size, Image.Resampling.LANCZOS)
+
+
+def _size(params: dict[str, Any], default: tuple[int, int]) -> tuple[int, int]:
+    return int(params.get("width", default[0])), int(params.get("height", default[1]))
+
+
+def render_image(prompt: str, params: dict[str, Any] | None = None, progress: Progress | None = None) -> Output:
+    params = params or {}
+    style = style_for(prompt, params)
+    if progress:
+        progress(10)
+    size = _size(params, DEFAULT_SIZES.get(style.layout, DEFAULT_SIZES["poster"]))
+    img = render_frame(style, size, progress=progress)
+    buffer = io.BytesIO()
+    img.save(buffer, format="PNG", optimize=False)
+    return Output(
+        content=buffer.getvalue(),
+        media_type="image/png",
+        filename="image.png",
+        meta=_meta(style, size, renderer="procedural-image-1"),
+    )
+
+
+def render_animation(prompt: str, params: dict[str, Any] | None = None, progress: Progress | None = None) -> Output:
+    params = params or {}
+    style = style_for(prompt, params)
+    if progress:
+        progress(10)
+    size = _size(params, (512, 512))
+    count = int(params.get("frames", 12))
+    frames = []
+    for i in range(count):
+        frames.append(render_frame(style, size, frame=i * 12 / count))
+        if progress:
+            progress(10 + round(80 * (i + 1) / count))
+    duration = round(1000 / float(params.get("fps", 10)))
+    buffer = io.BytesIO()
+    if features.check("webp"):
+        frames[0].save(
+            buffer, format="WEBP", save_all=True, append_images=frames[1:], duration=duration, loop=0, quality=82
+        )
+        media_type, filename = "image/webp", "animation.webp"
+    else:
+        frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=duration, loop=0)
+        media_type, filename = "image/gif", "animation.gif"
+    meta = _meta(style, size, renderer="procedural-animation-1")
+    meta |= {"frames": count, "frame_duration_ms": duration, "duration_ms": duration * count}
+    return Output(content=buffer.getvalue(), media_type=media_type, filename=filename, meta=meta)
+
+
+def _meta(style: Style, size: tuple[int, int], *, renderer: str) -> dict[str, Any]:
+    return {
+        "width": size[0],
+        "height": size[1],
+        "renderer": renderer,
+        "palette": style.palette_name,
+        "colors": ["#{:02x}{:02x}{:02x}".format(*c) for c in style.palette],
+        "warmth": round(style.warmth, 3),
+        "layout": style.layout,
+        "motif": style.motif,
+        "typography": style.typography,
+        "title": style.title,
+        "text_position": style.text_position,
+        "seed": style.seed,
+    }
+
+
+# --- 3D -------------------------------------------------------------------------------------------------------
+
+# name → (vertices, faces as vertex-index polygons)
+_SHAPES: dict[str, tuple[list[tuple[float, float, float]], list[tuple[int, ...]]]] = {
+    "cube": (
+        [(-1, -1, -1), (1, -1, -1), (1, 1, -1), (-1, 1, -1), (-1, -1, 1), (1, -1, 1), (1, 1, 1), (-1, 1, 1)],
+        [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (2, 3, 7, 6), (1, 2, 6, 5), (0, 4, 7, 3)],
+    ),
+    "prism": (
+        [(-1, -1, -1), (1, -1, -1), (0, 1, -1), (-1, -1, 1), (1, -1, 1), (0, 1, 1)],
+        [(0, 2, 1), (3, 4, 5), (0, 1, 4, 3), (1, 2, 5, 4), (2, 0, 3, 5)],
+    ),
+    "pyramid": (
+        [(-1, -1, -1), (1, -1, -1), (1, -1, 1), (-1, -1, 1), (0, 1.2, 0)],
+        [(0, 1, 2, 3), (0, 4, 1), (1, 4, 2), (2, 4, 3), (3, 4, 0)],
+    ),
+}
+
+
+def _normal(a, b, c) -> tuple[float, float, float]:
+    u = [b[i] - a[i] for i in range(3)]
+    v = [c[i] - a[i] for i in range(3)]
+    n = (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
+    length = math.sqrt(sum(x * x for x in n)) or 1.0
+    return (n[0] / length, n[1] / length, n[2] / length)
+
+
+def build_gltf(style: Style) -> dict[str, Any]:
+    """A glTF 2.0 asset: one flat-shaded mesh, each face coloured from the palette, buffer embedded."""
+    vertices, faces = _SHAPES.get(style.shape, _SHAPES["cube"])
+    face_colors = list(style.palette[1:5])
+    positions: list[tuple[float, float, float]] = []
+    normals: list[tuple[float, float, float]] = []
+    colors: list[tuple[float, float, float, float]] = []
+    indices: list[int] = []
+    for f, face in enumerate(faces):
+        # Outward winding is counter-clockwise; each face gets its own vertices so its normal is flat.
+        corners = [vertices[i] for i in face]
+        normal = _normal(corners[0], corners[1], corners[2])
+        color = tuple(c / 255 for c in face_colors[f % len(face_colors)]) + (1.0,)
+        start = len(positions)
+        for corner in corners:
+            positions.append(tuple(float(x) for x in corner))
+            normals.append(normal)
+            colors.append(color)
+        for k in range(1, len(corners) - 1):
+            indices += [start, start + k, start + k + 1]
+    pos_bytes = b"".join(struct.pack("<3f", *p) for p in positions)
+    nor_bytes = b"".join(struct.pack("<3f", *n) for n in normals)
+    col_bytes = b"".join(struct.pack("<4f", *c) for c in colors)
+    idx_bytes = b"".join(struct.pack("<H", i) for i in indices)
+    idx_bytes += b"\x00" * (-len(idx_bytes) % 4)
+    blob = pos_bytes + nor_bytes + col_bytes + idx_bytes
+    offsets = [0, len(pos_bytes), len(pos_bytes) + len(nor_bytes), len(pos_bytes) + len(nor_bytes) + len(col_bytes)]
+    count = len(positions)
+    return {
+        "asset": {"version": "2.0", "generator": "Lomote procedural-3d-1"},
+        "scene": 0,
+        "scenes": [{"name": style.title, "nodes": [0]}],
+        "nodes": [{"name": style.shape, "mesh": 0}],
+        "meshes": [
+            {
+                "name": style.title,
+                "primitives": [
+                    {
+                        "attributes": {"POSITION": 0, "NORMAL": 1, "COLOR_0": 2},
+                        "indices": 3,
+                        "material": 0,
+                        "mode": 4,
+                    }
+                ],
+            }
+        ],
+        "materials": [
+            {
+                "name": style.palette_name,
+                "pbrMetallicRoughness": {
+                    "baseColorFactor": [1, 1, 1, 1],
+                    "metallicFactor": 0.0,
+                    "roughnessFactor": 0.6,
+                },
+            }
+        ],
+        "buffers": [
+            {
+                "byteLength": len(blob),
+                "uri": "data:application/octet-stream;base64," + base64.b64encode(blob).decode("ascii"),
+            }
+        ],
+        "bufferViews": [
+            {"buffer": 0, "byteOffset": offsets[0], "byteLength": len(pos_bytes), "target": 34962},
+            {"buffer": 0, "byteOffset": offsets[1], "byteLength": len(nor_bytes), "target": 34962},
+            {"buffer": 0, "byteOffset": offsets[2], "byteLength": len(col_bytes), "target": 34962},
+            {"buffer": 0, "byteOffset": offsets[3], "byteLength": len(indices) * 2, "target": 34963},
+        ],
+        "accessors": [
+            {
+                "bufferView": 0,
+                "componentType": 5126,
+                "count": count,
+                "type": "VEC3",
+                "min": [min(p[i] for p in positions) for i in range(3)],
+                "max": [max(p[i] for p in positions) for i in range(3)],
+            },
+            {"bufferView": 1, "componentType": 5126, "count": count, "type": "VEC3"},
+            {"bufferView": 2, "componentType": 5126, "count": count, "type": "VEC4"},
+            {"bufferView": 3, "componentType": 5123, "count": len(indices), "type": "SCALAR"},
+        ],
+    }
+
+
+def render_model(prompt: str, params: dict[str, Any] | None = None, progress: Progress | None = None) -> Output:
+    style = style_for(prompt, params)
+    if progress:
+        progress(10)
+    asset = build_gltf(style)
+    if progress:
+        progress(80)
+    content = json.dumps(asset, separators=(",", ":")).encode()
+    meta = _meta(style, (0, 0), renderer="procedural-3d-1")
+    for key in ("width", "height", "layout", "motif", "typography", "text_position"):
+        meta.pop(key)
+    meta |= {"shape": style.shape, "triangles": asset["accessors"][3]["count"] // 3}
+    return Output(content=content, media_type="model/gltf+json", filename="model.gltf", meta=meta)
+
+
+RENDERERS = {"image": render_image, "video": render_animation, "3d": render_model}
+
+
+def render(kind: str, prompt: str, params: dict[str, Any] | None = None, progress: Progress | None = None) -> Output:
+    return RENDERERS[kind](prompt, params or {}, progress)
+
+
+# --- the provider ---------------------------------------------------------------------------------------------
+
+_PARAM_TYPES: dict[str, tuple[type, ...]] = {
+    "width": (int,),
+    "height": (int,),
+    "seed": (int,),
+    "frames": (int,),
+    "fps": (int, float),
+    "warmth": (int, float),
+    "title": (str,),
+    "subtitle": (str,),
+    "text_position": (str,),
+    "palette": (str,),
+    "layout": (str,),
+    "shape": (str,),
+}
+_PARAM_CHOICES = {
+    "text_position": {"top", "middle", "bottom"},
+    "palette": set(PALETTES),
+    "layout": set(LAYOUTS),
+    "shape": set(_SHAPES),
+}
+
+
+class ProceduralProvider(WorkerProvider):
+    name = "procedural"
+    kinds = frozenset({"image", "video", "3d"})
+    max_duration = 300.0
+    cost_hints = {"image": 1, "video": 4, "3d": 2}
+    rerun_safe = True  # deterministic and free: a redelivered job may render again
+
+    def check(self, kind: str, params: dict[str, Any]) -> None:
+        super().check(kind, params)
+        errors: dict[str, list[str]] = {}
+        for name, value in params.items():
+            types = _PARAM_TYPES.get(name)
+            if types is None:
+                errors[name] = ["Unknown parameter."]
+            elif isinstance(value, bool) or not isinstance(value, types):
+                errors[name] = [f"Expected {' or '.join(t.__name__ for t in types)}."]
+            elif name in _PARAM_CHOICES and value not in _PARAM_CHOICES[name]:
+                errors[name] = [f"One of {', '.join(sorted(_PARAM_CHOICES[name]))}."]
+            elif name in ("width", "height") and not MIN_SIDE <= value <= MAX_SIDE:
+                errors[name] = [f"Between {MIN_SIDE} and {MAX_SIDE}."]
+            elif name == "frames" and not 2 <= value <= MAX_FRAMES:
+                errors[name] = [f"Between 2 and {MAX_FRAMES}."]
+            elif name == "fps" and not 1 <= value <= 30:
+                errors[name] = ["Between 1 and 30."]
+            elif name == "warmth" and not -1 <= value <= 1:
+                errors[name] = ["Between -1 and 1."]
+            elif name in ("title", "subtitle") and len(value) > 60:
+                errors[name] = ["At most 60 characters."]
+        if errors:
+            raise InvalidInput("Some generation parameters are invalid.", details={"fields": {"params": errors}})
+
+    def work(self, job, report: ReportFn) -> None:
+        report("running", progress=5)
+
+        def progress(percent: int) -> None:
+            report("running", progress=percent)
+
+        output = render(job.kind, job.prompt, job.params, progress=progress)
+        report("succeeded", output=output)

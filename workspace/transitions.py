@@ -1,0 +1,50 @@
+"""The allowed moves of a generation job (DESIGN §4). Every status change of a GenerationJob goes through here.
+
+A job only moves forward, in rank order:
+
+    submitting → submitted → queued → running → succeeded | failed | timed_out
+
+Any higher rank may be reached directly (a provider may report `running` before we stored its id, or
+`succeeded` without ever saying `running`). Within `queued` or `running` only the progress moves, and only
+up. A terminal job never moves again. Reports arrive duplicated and out of order (webhooks, polling, the
+embedded worker), so a report that is not a forward move is not an error: it is ignored.
+"""
+
+from workspace.models import JobStatus
+
+S = JobStatus
+JOB_RANK: dict[str, int] = {
+    S.SUBMITTING: 0,
+    S.SUBMITTED: 1,
+    S.QUEUED: 2,
+    S.RUNNING: 3,
+    S.SUCCEEDED: 4,
+    S.FAILED: 4,
+    S.TIMED_OUT: 4,
+}
+_FINISH = frozenset({S.SUCCEEDED, S.FAILED, S.TIMED_OUT})
+JOB_MOVES: dict[str, frozenset[str]] = {
+    S.SUBMITTING: frozenset({S.SUBMITTED, S.QUEUED, S.RUNNING}) | _FINISH,
+    S.SUBMITTED: frozenset({S.QUEUED, S.RUNNING}) | _FINISH,
+    S.QUEUED: frozenset({S.QUEUED, S.RUNNING}) | _FINISH,  # queued → queued: the progress rose
+    S.RUNNING: frozenset({S.RUNNING}) | _FINISH,
+    S.SUCCEEDED: frozenset(),
+    S.FAILED: frozenset(),
+    S.TIMED_OUT: frozenset(),
+}
+
+
+def job_is_forward(*, status: str, progress: int, to: str, to_progress: int | None) -> bool:
+    """Whether a report of `to` (with `to_progress`) moves a job that is at (`status`, `progress`) forward."""
+    if to not in JOB_MOVES[status]:
+        return False
+    if to == status:
+        return to_progress is not None and to_progress > progress
+    return True
+
+
+def job_progress_after(*, progress: int, to: str, to_progress: int | None) -> int:
+    """The progress a job shows after a forward move: never lower than before, 100 once it succeeded."""
+    if to == S.SUCCEEDED:
+        return 100
+    return max(progress, to_progress or 0)
