@@ -13,6 +13,7 @@ from django.utils import timezone
 from agents.exceptions import Fenced
 from agents.locks import task_qs_for_update, turn_qs_for_update
 from agents.models import Task, TaskStatus, Turn, TurnStatus
+from agents.tools.permissions import with_acting_role
 
 
 def lease_deadline() -> datetime:
@@ -57,9 +58,10 @@ def fence(turn_id: int, generation: int, task_id: int | None = None) -> tuple[Ta
 def fence_task(turn_id: int, generation: int, task_id: int) -> Task:
     """Lock the task, then fence the turn: two statements, in the order every writer uses.
 
-    For a tool that writes task state. Raises Fenced when the turn is no longer ours or the task stopped.
+    The task comes with `acting_role` (its creator's current role), read in the same statement. For a
+    tool that writes task state. Raises Fenced when the turn is no longer ours or the task stopped.
     """
-    task = task_qs_for_update().get(pk=task_id)
+    task = with_acting_role(task_qs_for_update().filter(pk=task_id)).get()
     if task.status != TaskStatus.ACTIVE:
         raise Fenced()
     fence_turn(turn_id, generation)

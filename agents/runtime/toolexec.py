@@ -21,7 +21,7 @@ from agents.exceptions import Fenced, ToolError
 from agents.models import Task, ToolCall, ToolCallStatus, Turn
 from agents.runtime.fencing import fence_task, fence_turn
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from agents.tools.permissions import check_tool_permission, task_role
+from agents.tools.permissions import check_tool_permission, with_acting_role
 from agents.tools.registry import tool_get
 from workspace.services.events import event_append
 
@@ -85,16 +85,31 @@ def _context(run: RunContext, call: ToolCall, role: str) -> ToolContext:
     )
 
 
+class _RollBack(Exception):
+    """A transactional tool failed: undo its writes, then record the failure on its own."""
+
+    def __init__(self, outcome: Outcome):
+        self.outcome = outcome
+
+
 def _run_one(run: RunContext, call: ToolCall) -> Outcome:
     tool_cls = tool_get(call.name)
     if tool_cls is not None and tool_cls.transactional:
-        with transaction.atomic():
-            task = fence_task(run.turn_id, run.generation, run.task_id)
-            ctx = _context(run, call, task_role(task))
-            checked = _check(tool_cls, ctx, call)
-            outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked, savepoint=True)
-            _write(run, call, outcome)
-        return outcome
+        try:
+            with transaction.atomic():
+                task = fence_task(run.turn_id, run.generation, run.task_id)
+                ctx = _context(run, call, task.acting_role)
+                checked = _check(tool_cls, ctx, call)
+                outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked)
+                if outcome.status != ToolCallStatus.DONE and not isinstance(checked, Outcome):
+                    raise _RollBack(outcome)
+                _write(run, call, outcome)
+            return outcome
+        except _RollBack as failed:
+            with transaction.atomic():
+                fence_turn(run.turn_id, run.generation)
+                _write(run, call, failed.outcome)
+            return failed.outcome
 
     with transaction.atomic():
         fence_turn(run.turn_id, run.generation)
@@ -111,18 +126,18 @@ def _run_one(run: RunContext, call: ToolCall) -> Outcome:
             kind="tool_call.started",
             data={"task": run.task_id, "turn": run.turn_id, "call": call.call_id, "name": call.name},
         )
-        role = task_role_of(run.task_id)
+        role = acting_role(run.task_id)
     call.status, call.started_generation, call.started_at = ToolCallStatus.STARTED, run.generation, now
     call.attempts += 1
     ctx = _context(run, call, role)
     checked = _check(tool_cls, ctx, call)
-    outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked, savepoint=False)
+    outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked)
     _record(run, call, outcome, late_ok=isinstance(checked, ToolArgs))
     return outcome
 
 
-def task_role_of(task_id: int) -> str:
-    return task_role(Task.objects.get(pk=task_id))
+def acting_role(task_id: int) -> str:
+    return with_acting_role(Task.objects.filter(pk=task_id)).get().acting_role
 
 
 def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> ToolArgs | Outcome:
@@ -148,13 +163,9 @@ def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> Too
         )
 
 
-def _invoke(tool: Tool, ctx: ToolContext, args: ToolArgs, *, savepoint: bool) -> Outcome:
+def _invoke(tool: Tool, ctx: ToolContext, args: ToolArgs) -> Outcome:
     try:
-        if savepoint:
-            with transaction.atomic():  # a refusal rolls back the tool's own writes, not the result
-                result = tool.run(ctx, args)
-        else:
-            result = tool.run(ctx, args)
+        result = tool.run(ctx, args)
     except ToolError as exc:
         return Outcome(ToolCallStatus.FAILED, error=_error(exc.code, exc.message, exc.details))
     except Fenced:

@@ -4,6 +4,9 @@ Which tools a model was shown is not a security boundary: every call is checked 
 against the role the task acts with right now — its creator's current membership role.
 """
 
+from django.db.models import OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+
 from agents.exceptions import ToolPermissionDenied
 from agents.models import Task
 from agents.tools.base import Tool, ToolContext
@@ -38,3 +41,9 @@ def check_tool_permission(tool_cls: type[Tool], ctx: ToolContext) -> None:
             f"acts as {ctx.role}. Ask the person to do it, or to grant the role.",
             details={"tool": tool_cls.name, "required_role": tool_cls.required_role, "task_role": ctx.role},
         )
+
+
+def with_acting_role(tasks):
+    """Annotate each task with `acting_role`, the same answer as task_role, in the same query."""
+    creator_role = Membership.objects.filter(workspace_id=OuterRef("workspace_id"), user_id=OuterRef("created_by_id"))
+    return tasks.annotate(acting_role=Coalesce(Subquery(creator_role.values("role")[:1]), Value(Role.VIEWER.value)))
