@@ -1,6 +1,15 @@
 from django.contrib import admin
 
-from workspace.models import ApiKey, Artifact, ArtifactVersion, Event, Membership, Workspace
+from workspace.models import (
+    ApiKey,
+    Artifact,
+    ArtifactVersion,
+    Event,
+    GenerationJob,
+    Membership,
+    WebhookDelivery,
+    Workspace,
+)
 
 
 class MembershipInline(admin.TabularInline):
@@ -100,6 +109,52 @@ class ArtifactVersionAdmin(admin.ModelAdmin):
     list_filter = ["artifact__kind", "media_type", "created_at"]
     search_fields = ["artifact__title", "artifact__workspace__name", "media_type"]
     list_select_related = ["artifact", "author_user"]
+    ordering = ["-id"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class WebhookDeliveryInline(admin.TabularInline):
+    model = WebhookDelivery
+    extra = 0
+    fields = ["delivery_id", "provider", "received_at"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(GenerationJob)
+class GenerationJobAdmin(admin.ModelAdmin):
+    """Jobs move only through their reports (job_event_apply): operators look, they do not edit."""
+
+    list_display = ["id", "workspace", "kind", "provider", "status", "progress", "task_id", "created_at", "finished_at"]
+    list_filter = ["status", "kind", "provider", "created_at"]
+    search_fields = ["idempotency_key", "upstream_id", "prompt", "workspace__name"]
+    list_select_related = ["workspace"]
+    ordering = ["-id"]
+    inlines = [WebhookDeliveryInline]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    """The record of accepted deliveries (replay protection): read-only."""
+
+    list_display = ["id", "delivery_id", "provider", "job", "received_at"]
+    list_filter = ["provider", "received_at"]
+    search_fields = ["delivery_id", "job__upstream_id"]
+    list_select_related = ["job"]
     ordering = ["-id"]
 
     def has_add_permission(self, request):

@@ -1,15 +1,21 @@
-"""REST API v1 for tenancy and the event log. Views parse, call a selector or service, and serialize."""
+"""REST API v1 for tenancy, the event log, generation jobs and artifacts (read side).
 
+Views parse, call a selector or service, and serialize.
+"""
+
+from django.http import FileResponse, HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from lomote.exceptions import PermissionDenied
 from lomote.serializers import error_responses
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
-from workspace.models import Role
+from workspace.models import JobStatus, Role
 from workspace.services import workspaces as services
 
 WORKSPACE_ID = OpenApiParameter("workspace_id", int, OpenApiParameter.PATH)
@@ -192,6 +198,88 @@ class EventListApi(WorkspaceApi):
         last_seq = events[-1].seq if events else query["after"]
         body = {"events": serializers.EventOut(events, many=True).data, "last_seq": last_seq, "has_more": has_more}
         return Response(body)
+
+
+class GenerationJobListApi(WorkspaceApi):
+    serializer_class = serializers.GenerationJobOut
+
+    @extend_schema(
+        operation_id="generation_jobs_list",
+        description="The workspace's generation jobs, newest first, with their status and progress (0-100).",
+        parameters=[
+            OpenApiParameter("status", str, enum=JobStatus.values, description="Only jobs with this status."),
+            OpenApiParameter("task", int, description="Only jobs submitted by this task."),
+        ],
+        responses={200: serializers.GenerationJobOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        query = _validated(serializers.GenerationJobQueryIn, request.query_params.dict())
+        jobs = selectors.generation_job_list(
+            workspace_id=access.workspace.pk, status=query.get("status"), task_id=query.get("task")
+        )
+        page = self.paginate_queryset(jobs)
+        return self.get_paginated_response(serializers.GenerationJobOut(page, many=True).data)
+
+
+class GenerationJobDetailApi(WorkspaceApi):
+    serializer_class = serializers.GenerationJobOut
+
+    @extend_schema(
+        operation_id="generation_jobs_retrieve",
+        description="One job: status, progress, the artifact version it produced, or its error.",
+        responses={200: serializers.GenerationJobOut, **error_responses(404)},
+    )
+    def get(self, request, workspace_id, job_id):
+        job = selectors.generation_job_get(workspace_id=self.access().workspace.pk, job_id=job_id)
+        return Response(serializers.GenerationJobOut(job).data)
+
+
+class ArtifactDetailApi(WorkspaceApi):
+    serializer_class = serializers.ArtifactOut
+
+    @extend_schema(
+        operation_id="artifacts_retrieve",
+        description="An artifact with its versions, newest first; each names the URL of its file.",
+        responses={200: serializers.ArtifactOut, **error_responses(404)},
+    )
+    def get(self, request, workspace_id, artifact_id):
+        artifact = selectors.artifact_get(workspace_id=self.access().workspace.pk, artifact_id=artifact_id)
+        return Response(serializers.ArtifactOut(artifact).data)
+
+
+class ArtifactVersionFileApi(WorkspaceApi):
+    """The bytes of one version: its stored file, or its text for documents and Flows."""
+
+    def perform_content_negotiation(self, request, force=False):
+        # The file itself bypasses renderers; errors are JSON whatever the client accepts (an <img> asks for
+        # image/*, which would otherwise turn a 404 into a 406).
+        renderer = JSONRenderer()
+        return renderer, renderer.media_type
+
+    @extend_schema(
+        operation_id="artifacts_version_file",
+        description="Served with the version's media type, inline; members only.",
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **error_responses(404)},
+    )
+    def get(self, request, workspace_id, artifact_id, number):
+        access = self.access()
+        version = selectors.artifact_version_get(
+            workspace_id=access.workspace.pk, artifact_id=artifact_id, number=number
+        )
+        media_type = version.media_type or "application/octet-stream"
+        if version.file:
+            response = FileResponse(version.file.open("rb"), content_type=media_type)
+            filename = version.file.name.rsplit("/", 1)[-1]
+        else:
+            response = HttpResponse(version.content.encode(), content_type=f"{media_type}; charset=utf-8")
+            filename = f"v{version.number}"
+        response["Content-Disposition"] = f'inline; filename="{filename}"'
+        # What a person uploaded or a provider sent is never run as a page of ours.
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+        response["Cache-Control"] = "private, max-age=3600"
+        return response
 
 
 def _validated(serializer_class, data) -> dict:

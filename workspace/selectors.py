@@ -14,6 +14,7 @@ from workspace.models import (
     ArtifactKind,
     ArtifactVersion,
     Event,
+    GenerationJob,
     Membership,
     Role,
     Workspace,
@@ -171,3 +172,23 @@ def artifact_search(
         artifacts = artifacts.filter(matches)
     limit = max(1, min(int(limit), ARTIFACT_SEARCH_MAX_LIMIT))
     return list(artifacts[:limit])
+
+
+# --- generation jobs -----------------------------------------------------------------------------------------
+
+
+def generation_job_list(*, workspace_id: int, status: str | None = None, task_id: int | None = None):
+    """The workspace's generation jobs, newest first, optionally of one status or one task."""
+    jobs = GenerationJob.objects.filter(workspace_id=workspace_id).select_related("artifact_version")
+    if status:
+        jobs = jobs.filter(status=status)
+    if task_id is not None:
+        jobs = jobs.filter(task_id=task_id)
+    return jobs.order_by("-created_at", "-id")
+
+
+def generation_job_get(*, workspace_id: int, job_id: int) -> GenerationJob:
+    job = generation_job_list(workspace_id=workspace_id).filter(pk=job_id).first()
+    if job is None:
+        raise NotFound("Generation job not found.")
+    return job

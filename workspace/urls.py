@@ -1,6 +1,6 @@
 from django.urls import path
 
-from workspace import apis
+from workspace import apis, views
 
 urlpatterns = [
     path("workspaces/", apis.WorkspaceListCreateApi.as_view(), name="workspace-list"),
@@ -18,4 +18,21 @@ urlpatterns = [
         name="api-key-detail",
     ),
     path("workspaces/<id:workspace_id>/events/", apis.EventListApi.as_view(), name="event-list"),
+    path("workspaces/<id:workspace_id>/jobs/", apis.GenerationJobListApi.as_view(), name="generation-job-list"),
+    path(
+        "workspaces/<id:workspace_id>/jobs/<id:job_id>/",
+        apis.GenerationJobDetailApi.as_view(),
+        name="generation-job-detail",
+    ),
+    path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/",
+        apis.ArtifactDetailApi.as_view(),
+        name="artifact-detail",
+    ),
+    path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/versions/<id:number>/file",
+        apis.ArtifactVersionFileApi.as_view(),
+        name="artifact-version-file",
+    ),
+    path("webhooks/generation/<slug:provider>/", views.generation_webhook, name="generation-webhook"),
 ]
