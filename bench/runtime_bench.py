@@ -640,6 +640,7 @@ def profile_lomote(bench: LomoteBench) -> None:
     profiler.disable()
     print("\ncProfile of one Lomote run (cumulative, top 40):")
     pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
 
 def main(argv: list[str] | None = None) -> int:
