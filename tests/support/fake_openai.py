@@ -7,17 +7,22 @@
         ...
         server.calls, server.bodies, server.authorizations
 
-Replies queued with `reply/hang/fail` are used once each, in order; after that every request gets `default`.
+It answers POST /chat/completions and /images/generations (an image server: `default=Reply(body=image_result(png))`);
+any other path is a 404. Replies queued with `reply/hang/fail` are used once each, in order; after that every
+request gets `default`.
 Every request is recorded (path, headers, parsed body) before its reply is delayed, so a request the client
 gave up on still counts. Stopping the server releases hanging handlers at once.
 """
 
+import base64
 import json
 import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+ROUTES = ("/chat/completions", "/images/generations")
 
 
 @dataclass
@@ -73,6 +78,14 @@ def completion(
         if cached_tokens is not None:
             body["usage"]["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
     return body
+
+
+def image_result(png: bytes, *, revised_prompt: str | None = None) -> dict[str, Any]:
+    """An images.generate body with one base64 image (what `response_format="b64_json"` returns)."""
+    item: dict[str, Any] = {"b64_json": base64.b64encode(png).decode("ascii")}
+    if revised_prompt is not None:
+        item["revised_prompt"] = revised_prompt
+    return {"created": 1_700_000_000, "data": [item], "output_format": "png"}
 
 
 def error_body(message: str, *, type_: str = "invalid_request_error", code: str | None = None) -> dict[str, Any]:
@@ -142,7 +155,7 @@ class FakeOpenAIServer:
                 with server._lock:
                     server.requests.append(RecordedRequest("POST", self.path, headers, body))
                     reply = server._queue.popleft() if server._queue else server.default
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                if not self.path.rstrip("/").endswith(ROUTES):
                     reply = Reply(status=404, body=error_body(f"no route {self.path}"))
                 if reply.delay and server._stopping.wait(reply.delay):
                     return  # stopping: drop the connection without an answer

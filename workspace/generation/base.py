@@ -161,6 +161,11 @@ class WorkerProvider(GenerationProvider):
 
     rerun_safe: bool = True
 
+    @property
+    def max_duration(self) -> float:
+        # Past the point where its worker could still be running: queue wait, then the q job's hard timeout.
+        return settings.LOMOTE_TASK_TIMEOUTS["generation"] + settings.LOMOTE_QUEUE_WAIT_MARGIN + 60
+
     def submit(self, job: "GenerationJob") -> str:
         from django_q.tasks import async_task
 

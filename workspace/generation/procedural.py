@@ -594,7 +594,8 @@ def build_gltf(style: Style) -> dict[str, Any]:
         color = tuple(c / 255 for c in face_colors[f % len(face_colors)]) + (1.0,)
         start = len(positions)
         for corner in corners:
-            positions.append(tuple(float(x) for x in corner))
+            # As stored (float32), so the accessor's min/max match the data exactly.
+            positions.append(tuple(struct.unpack("<3f", struct.pack("<3f", *corner))))
             normals.append(normal)
             colors.append(color)
         for k in range(1, len(corners) - 1):
@@ -712,7 +713,6 @@ _PARAM_CHOICES = {
 class ProceduralProvider(WorkerProvider):
     name = "procedural"
     kinds = frozenset({"image", "video", "3d"})
-    max_duration = 300.0
     cost_hints = {"image": 1, "video": 4, "3d": 2}
     rerun_safe = True  # deterministic and free: a redelivered job may render again
 
