@@ -183,6 +183,14 @@ LOMOTE_MODEL_RETRY_BACKOFF = float(os.environ.get("LOMOTE_MODEL_RETRY_BACKOFF", 
 # A job hands its turn to a fresh job after this long, well inside the q timeout.
 LOMOTE_TURN_SLICE_SECONDS = float(os.environ.get("LOMOTE_TURN_SLICE_SECONDS", "240"))
 
+# --- Billing (DESIGN §6): integer credits ----------------------------------------------------------------
+
+# Defaults of a workspace's spend policy until an owner changes it.
+LOMOTE_NO_CONFIRM_THRESHOLD = int(os.environ.get("LOMOTE_NO_CONFIRM_THRESHOLD", "100"))
+LOMOTE_DAILY_NO_CONFIRM_CAP = int(os.environ.get("LOMOTE_DAILY_NO_CONFIRM_CAP", "500"))
+LOMOTE_QUOTE_TTL_SECONDS = int(os.environ.get("LOMOTE_QUOTE_TTL_SECONDS", "3600"))
+LOMOTE_TOPUP_MAX = int(os.environ.get("LOMOTE_TOPUP_MAX", "1000000"))
+
 # --- Asynchronous generation (DESIGN §4) -------------------------------------------------------------------
 
 LOMOTE_DEFAULT_GENERATION_PROVIDER = os.environ.get("LOMOTE_DEFAULT_GENERATION_PROVIDER", "procedural")
@@ -264,6 +272,8 @@ SPECTACULAR_SETTINGS = {
         "ArtifactKindEnum": "workspace.models.ArtifactKind",
         "GenerationKindEnum": "workspace.models.GenerationKind",
         "JobStatusEnum": "workspace.models.JobStatus",
+        "LedgerKindEnum": "billing.models.LedgerKind",
+        "ApprovalKindEnum": "billing.models.ApprovalKind",
     },
 }
 

@@ -1,0 +1,13 @@
+"""Billing's errors. Insufficient balance is lomote's PaymentRequired with code `insufficient_balance`."""
+
+from lomote.exceptions import DomainError
+
+
+class ConfirmationRequired(DomainError):
+    """A person must approve this spending first (DESIGN §5). Nothing was held or changed.
+
+    `details`: amount, operation, reasons (some of threshold, daily_cap, budget, api_request), quote (the
+    quote to approve, when the caller named one), and the limits that applied.
+    """
+
+    status, code, default_message = 402, "confirmation_required", "A person must approve this spending first."

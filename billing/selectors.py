@@ -1,0 +1,107 @@
+"""Reads for the billing app. Nothing here writes: a workspace without a wallet or policy reads as defaults."""
+
+from datetime import datetime
+
+from django.db.models import QuerySet, Sum
+from django.utils import timezone
+
+from billing.models import (
+    Approval,
+    ApprovalKind,
+    Authorisation,
+    LedgerEntry,
+    Order,
+    OrderStatus,
+    Quote,
+    SpendPolicy,
+    Wallet,
+)
+from lomote.exceptions import NotFound
+
+# Orders whose money is reserved or spent; released and refunded ones gave it back.
+SPENDING_STATUSES = (OrderStatus.HELD, OrderStatus.CAPTURED)
+
+
+def day_start(now: datetime | None = None) -> datetime:
+    """Midnight of the current day in the project's time zone: when daily caps start over."""
+    return timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def wallet_get(*, workspace_id: int) -> Wallet:
+    """The workspace's wallet, or an unsaved empty one (wallets are created on first use)."""
+    return Wallet.objects.filter(workspace_id=workspace_id).first() or Wallet(workspace_id=workspace_id)
+
+
+def spend_policy_get(*, workspace_id: int) -> SpendPolicy:
+    """The workspace's policy, or the settings' defaults (unsaved) until an owner changes it."""
+    policy = SpendPolicy.objects.filter(workspace_id=workspace_id).first()
+    return policy or SpendPolicy.defaults_for(workspace_id)
+
+
+def spent_today(*, workspace_id: int, auto_only: bool = False) -> int:
+    """Credits held or captured by orders placed today (only those placed without confirmation if asked)."""
+    orders = Order.objects.filter(workspace_id=workspace_id, created_at__gte=day_start(), status__in=SPENDING_STATUSES)
+    if auto_only:
+        orders = orders.filter(authorisation=Authorisation.AUTO)
+    return orders.aggregate(total=Sum("amount"))["total"] or 0
+
+
+def balance_get(*, workspace_id: int) -> dict:
+    wallet = wallet_get(workspace_id=workspace_id)
+    return {
+        "available": wallet.available,
+        "held": wallet.held,
+        "spent_today": spent_today(workspace_id=workspace_id),
+        "auto_spent_today": spent_today(workspace_id=workspace_id, auto_only=True),
+        "policy": spend_policy_get(workspace_id=workspace_id),
+    }
+
+
+def ledger_list(*, workspace_id: int) -> QuerySet[LedgerEntry]:
+    """The workspace's ledger, newest first."""
+    return (
+        LedgerEntry.objects.filter(wallet__workspace_id=workspace_id)
+        .select_related("order", "created_by")
+        .order_by("-id")
+    )
+
+
+def order_find(*, workspace_id: int, idempotency_key: str) -> Order | None:
+    return Order.objects.filter(workspace_id=workspace_id, idempotency_key=idempotency_key).first()
+
+
+def order_get(*, workspace_id: int, idempotency_key: str) -> Order:
+    order = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    if order is None:
+        raise NotFound("Order not found.", code="order_not_found")
+    return order
+
+
+def order_list(*, workspace_id: int, task_id: int | None = None) -> QuerySet[Order]:
+    orders = Order.objects.filter(workspace_id=workspace_id).order_by("-id")
+    return orders if task_id is None else orders.filter(task_id=task_id)
+
+
+def quote_list(*, workspace_id: int) -> QuerySet[Quote]:
+    return Quote.objects.filter(workspace_id=workspace_id).order_by("-id")
+
+
+def quote_get(*, workspace_id: int, quote_id: int) -> Quote:
+    """A quote of this workspace; another workspace's quote is NotFound, like a missing one."""
+    quote = quote_list(workspace_id=workspace_id).filter(pk=quote_id).first()
+    if quote is None:
+        raise NotFound("Quote not found.", code="quote_not_found")
+    return quote
+
+
+def approval_list(*, workspace_id: int, task_id: int | None = None) -> QuerySet[Approval]:
+    approvals = Approval.objects.filter(workspace_id=workspace_id).select_related("approved_by").order_by("-id")
+    return approvals if task_id is None else approvals.filter(task_id=task_id)
+
+
+def budget_remaining(*, workspace_id: int, task_id: int) -> int | None:
+    """What a task may still spend under its approved budgets; None when no budget was ever approved."""
+    budgets = Approval.objects.filter(workspace_id=workspace_id, kind=ApprovalKind.BUDGET, task_id=task_id)
+    if not budgets.exists():
+        return None
+    return budgets.filter(consumed_at__isnull=True).aggregate(total=Sum("remaining"))["total"] or 0

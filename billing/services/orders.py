@@ -1,0 +1,343 @@
+"""Orders: hold at submission, capture on success, release on failure — each exactly once (DESIGN §4, §6).
+
+Allowed moves: (none) → held → captured → refunded, and held → released. Every move is a conditional
+update on the current status plus one ledger entry and one workspace event, in one transaction.
+
+Locks, always in this order: the workspace row, the wallet, then approvals (billing/locks.py). All writes
+for one workspace's money therefore run one at a time, which is what makes the caps and budgets hold
+under concurrency: the checks read state no one else can change until this transaction ends.
+"""
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from billing.exceptions import ConfirmationRequired
+from billing.locks import approval_qs_for_update
+from billing.models import (
+    Approval,
+    ApprovalKind,
+    Authorisation,
+    LedgerKind,
+    Order,
+    OrderStatus,
+    Quote,
+    Wallet,
+    order_fingerprint,
+)
+from billing.selectors import order_find, quote_get, spend_policy_get, spent_today
+from billing.services.pricing import MAX_ORDER_AMOUNT, PRICES
+from billing.services.validation import check_credits, check_id, check_json_object, check_text
+from billing.services.wallets import do_ledger_append, do_wallet_lock
+from lomote.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
+from workspace.services.events import event_append
+
+MAX_TARGET_BYTES = 4 * 1024
+
+
+def _same_request(order: Order, fingerprint: str) -> Order:
+    """The existing order for a repeated key, or 409 when the repeat asks for something else."""
+    if order.fingerprint != fingerprint:
+        raise Conflict(
+            "This idempotency key was already used for a different request.",
+            code="idempotency_key_reuse",
+            details={"order": order.pk, "idempotency_key": order.idempotency_key},
+        )
+    return order
+
+
+def _check_quote(*, workspace_id: int, quote_id: int, operation: str, amount: int, task_id: int | None) -> Quote:
+    try:
+        quote = quote_get(workspace_id=workspace_id, quote_id=quote_id)
+    except NotFound:
+        raise InvalidInput(
+            "No such quote in this workspace.", code="quote_mismatch", details={"quote": quote_id}
+        ) from None
+    if quote.operation != operation or amount > quote.amount or (quote.task_id not in (None, task_id)):
+        raise InvalidInput(
+            "The order does not match its quote (operation, task, or an amount above the quoted one).",
+            code="quote_mismatch",
+            details={"quote": quote.pk, "quoted_amount": quote.amount, "quoted_operation": quote.operation},
+        )
+    return quote
+
+
+def _authorise(
+    *,
+    workspace_id: int,
+    operation: str,
+    amount: int,
+    task_id: int | None,
+    quote: Quote | None,
+    api_request: bool,
+) -> tuple[str, Approval | None]:
+    """Who allowed this order, decided before anything moves. Raises ConfirmationRequired if nobody did.
+
+    In order: (1) a person approved its quote; (2) a person approved a budget for its task that still
+    covers it; (3) the policy lets it through unasked — never for the open API (confirmed one by one), never
+    for a task with an approved budget (the budget is the plan's ceiling, DESIGN §5), and only within the
+    per-request threshold and the daily cap. The caller holds the wallet lock.
+    """
+    if quote is not None:
+        approval = (
+            approval_qs_for_update()
+            .filter(workspace_id=workspace_id, kind=ApprovalKind.QUOTE, quote=quote, consumed_at__isnull=True)
+            .first()
+        )
+        if approval is not None and approval.remaining >= amount:
+            return Authorisation.QUOTE, approval
+
+    reasons: list[str] = []
+    budget_remaining = None
+    if api_request:
+        reasons.append("api_request")
+    elif task_id is not None:
+        budgets = list(
+            approval_qs_for_update().filter(workspace_id=workspace_id, kind=ApprovalKind.BUDGET, task_id=task_id)
+        )
+        open_budgets = sorted((a for a in budgets if a.is_open), key=lambda a: a.pk)
+        covering = next((a for a in open_budgets if a.remaining >= amount), None)
+        if covering is not None:
+            return Authorisation.BUDGET, covering
+        if budgets:
+            reasons.append("budget")
+            budget_remaining = sum(a.remaining for a in open_budgets)
+
+    policy = spend_policy_get(workspace_id=workspace_id)
+    auto_spent = spent_today(workspace_id=workspace_id, auto_only=True)
+    if amount > policy.no_confirm_threshold:
+        reasons.append("threshold")
+    if auto_spent + amount > policy.daily_no_confirm_cap:
+        reasons.append("daily_cap")
+    if not reasons:
+        return Authorisation.AUTO, None
+    raise ConfirmationRequired(
+        f"Approval needed before spending {amount} credits on {operation}.",
+        details={
+            "amount": amount,
+            "operation": operation,
+            "reasons": reasons,
+            "quote": quote.pk if quote is not None else None,
+            "task": task_id,
+            "no_confirm_threshold": policy.no_confirm_threshold,
+            "daily_no_confirm_cap": policy.daily_no_confirm_cap,
+            "auto_spent_today": auto_spent,
+            "budget_remaining": budget_remaining,
+        },
+    )
+
+
+def _consume(approval: Approval, amount: int) -> None:
+    """Draw `amount` from the locked approval. A quote approval is used up by its one order."""
+    approval.remaining -= amount
+    if approval.kind == ApprovalKind.QUOTE or approval.remaining == 0:
+        approval.consumed_at = timezone.now()
+    approval.save(update_fields=["remaining", "consumed_at"])
+
+
+def _event(order: Order, kind: str, wallet: Wallet, **extra: Any) -> None:
+    event_append(
+        workspace_id=order.workspace_id,
+        kind=kind,
+        data={
+            "order": order.pk,
+            "idempotency_key": order.idempotency_key,
+            "operation": order.operation,
+            "amount": order.amount,
+            "task": order.task_id,
+            "status": order.status,
+            "available": wallet.available,
+            "held": wallet.held,
+            **extra,
+        },
+    )
+
+
+@transaction.atomic
+def order_place(
+    *,
+    workspace_id: int,
+    idempotency_key: str,
+    operation: str,
+    target: dict[str, Any],
+    amount: int,
+    task_id: int | None = None,
+    quote_id: int | None = None,
+    api_request: bool = False,
+) -> Order:
+    """Hold `amount` credits for a paid operation, once per (workspace, idempotency key).
+
+    A repeat with the same key and the same operation, target and amount returns the existing order with no
+    second hold; the same key with anything different is 409 `idempotency_key_reuse`. Before anything moves:
+    ConfirmationRequired (402 `confirmation_required`) unless a person's approval or the spend policy allows
+    it, then PaymentRequired (402 `insufficient_balance`) unless the wallet covers it. Either error changes
+    nothing. `quote_id` names the quote shown for this operation (its approval authorises the order);
+    `api_request` marks operations requested through the open API, which always need a person's approval.
+    """
+    idempotency_key = check_text(idempotency_key, field="idempotency_key", max_length=200)
+    if operation not in PRICES:
+        raise InvalidInput(
+            f"Unknown operation {operation!r}.", details={"fields": {"operation": [f"Unknown: {operation!r}."]}}
+        )
+    target = check_json_object(target, field="target", max_bytes=MAX_TARGET_BYTES)
+    amount = check_credits(amount, field="amount", maximum=MAX_ORDER_AMOUNT)
+    task_id = check_id(task_id, field="task")
+    quote_id = check_id(quote_id, field="quote")
+    fingerprint = order_fingerprint(operation=operation, target=target, amount=amount)
+
+    # A replay (an old and a new worker submitting the same call) returns without taking any lock.
+    existing = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    if existing is not None:
+        return _same_request(existing, fingerprint)
+
+    wallet = do_wallet_lock(workspace_id)
+    # Read again under the lock: a racer with the same key may have committed while this one waited.
+    existing = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    if existing is not None:
+        return _same_request(existing, fingerprint)
+
+    quote = None
+    if quote_id is not None:
+        quote = _check_quote(
+            workspace_id=workspace_id, quote_id=quote_id, operation=operation, amount=amount, task_id=task_id
+        )
+    authorisation, approval = _authorise(
+        workspace_id=workspace_id,
+        operation=operation,
+        amount=amount,
+        task_id=task_id,
+        quote=quote,
+        api_request=api_request,
+    )
+    if wallet.available < amount:
+        raise PaymentRequired(
+            f"The balance ({wallet.available} credits) does not cover {amount} credits.",
+            code="insufficient_balance",
+            details={"available": wallet.available, "required": amount, "operation": operation},
+        )
+
+    try:
+        # Savepoint: a duplicate key raises IntegrityError, which must not break the caller's transaction
+        # (DESIGN §14). Only a writer that skipped the wallet lock can get here second.
+        with transaction.atomic():
+            order = Order.objects.create(
+                workspace_id=workspace_id,
+                idempotency_key=idempotency_key,
+                fingerprint=fingerprint,
+                operation=operation,
+                target=target,
+                amount=amount,
+                status=OrderStatus.HELD,
+                authorisation=authorisation,
+                task_id=task_id,
+                approval=approval,
+            )
+    except IntegrityError:
+        existing = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+        if existing is None:
+            raise
+        return _same_request(existing, fingerprint)
+
+    if approval is not None:
+        _consume(approval, amount)
+    do_ledger_append(
+        wallet,
+        kind=LedgerKind.HOLD,
+        delta_available=-amount,
+        delta_held=amount,
+        order=order,
+        memo=f"hold for {operation}",
+    )
+    _event(order, "billing.hold", wallet, authorisation=authorisation, approval=order.approval_id)
+    return order
+
+
+def _settle(
+    *,
+    workspace_id: int,
+    idempotency_key: str,
+    source: str,
+    to: str,
+    kind: str,
+    delta_available: int,
+    delta_held: int,
+    event: str,
+    reason: str = "",
+) -> Order:
+    """Move an order from `source` to `to` exactly once; any other current status is a no-op."""
+    order = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    if order is None:
+        raise NotFound("Order not found.", code="order_not_found")
+    if order.status != source:
+        return order
+    wallet = do_wallet_lock(workspace_id)
+    # Compare-and-set: of two settlements racing for this order, one updates a row, the other none.
+    moved = Order.objects.filter(pk=order.pk, status=source).update(status=to, settled_at=timezone.now())
+    order.refresh_from_db()
+    if moved != 1:
+        return order
+    do_ledger_append(
+        wallet,
+        kind=kind,
+        delta_available=delta_available * order.amount,
+        delta_held=delta_held * order.amount,
+        order=order,
+        memo=(f"{kind}: {reason}" if reason else kind),
+    )
+    if to == OrderStatus.RELEASED and order.approval_id is not None:
+        approval = approval_qs_for_update().get(pk=order.approval_id)
+        if approval.kind == ApprovalKind.BUDGET:
+            # Money given back returns to the task's budget; a quote approval stays used (one action).
+            approval.remaining += order.amount
+            approval.consumed_at = None
+            approval.save(update_fields=["remaining", "consumed_at"])
+    _event(order, event, wallet, **({"reason": reason} if reason else {}))
+    return order
+
+
+@transaction.atomic
+def order_capture(*, workspace_id: int, idempotency_key: str) -> Order:
+    """Charge a held order (the operation succeeded). Once: a repeat, or an order not held, is a no-op."""
+    return _settle(
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        source=OrderStatus.HELD,
+        to=OrderStatus.CAPTURED,
+        kind=LedgerKind.CAPTURE,
+        delta_available=0,
+        delta_held=-1,
+        event="billing.capture",
+    )
+
+
+@transaction.atomic
+def order_release(*, workspace_id: int, idempotency_key: str, reason: str) -> Order:
+    """Give a held order's credits back (failed, timed out, uncertain). Once, like capture."""
+    return _settle(
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        source=OrderStatus.HELD,
+        to=OrderStatus.RELEASED,
+        kind=LedgerKind.RELEASE,
+        delta_available=1,
+        delta_held=-1,
+        event="billing.release",
+        reason=check_text(reason, field="reason", max_length=200),
+    )
+
+
+@transaction.atomic
+def order_refund(*, workspace_id: int, idempotency_key: str, reason: str) -> Order:
+    """Give a captured order's credits back (an operator's decision). Once; other statuses are a no-op."""
+    return _settle(
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        source=OrderStatus.CAPTURED,
+        to=OrderStatus.REFUNDED,
+        kind=LedgerKind.REFUND,
+        delta_available=1,
+        delta_held=0,
+        event="billing.refund",
+        reason=check_text(reason, field="reason", max_length=200),
+    )

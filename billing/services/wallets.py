@@ -1,0 +1,118 @@
+"""Wallets: locking, moving money through the ledger, top-ups, reconciliation."""
+
+from typing import NamedTuple
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Sum
+from django.db.models.functions import Coalesce
+
+from billing.locks import wallet_qs_for_update
+from billing.models import LedgerEntry, LedgerKind, Order, Wallet
+from billing.services.validation import check_credits, check_text
+from lomote.exceptions import NotFound
+from workspace.locks import workspace_qs_for_update
+from workspace.models import Role
+from workspace.selectors import Access
+from workspace.services.events import event_append
+
+
+def do_workspace_lock(workspace_id: int) -> None:
+    """Lock the workspace row: the first lock of every billing write (see billing/locks.py)."""
+    if not workspace_qs_for_update().filter(pk=workspace_id).values_list("pk", flat=True):
+        raise NotFound("Workspace not found.")
+
+
+def do_wallet_lock(workspace_id: int) -> Wallet:
+    """Lock the workspace row, then its wallet (created on first use), and return the locked wallet.
+
+    Must run inside a transaction. The workspace row comes first because `event_append` locks it too, and
+    a job transition that settles an order already holds it when billing runs: taking the wallet first
+    would let an order placement and a settlement deadlock.
+    """
+    do_workspace_lock(workspace_id)
+    # Under the workspace lock nobody else can be creating this wallet.
+    wallet, _ = Wallet.objects.get_or_create(workspace_id=workspace_id)
+    return wallet_qs_for_update().get(pk=wallet.pk)
+
+
+def do_ledger_append(
+    wallet: Wallet,
+    *,
+    kind: str,
+    delta_available: int = 0,
+    delta_held: int = 0,
+    order: Order | None = None,
+    memo: str = "",
+    created_by: AbstractBaseUser | None = None,
+) -> LedgerEntry:
+    """Move money: apply the deltas to the locked `wallet` and append the entry that explains them.
+
+    The caller holds the wallet lock (`do_wallet_lock`) and its transaction; wallet and ledger commit
+    together or not at all, which is what keeps `wallet_reconcile` true.
+    """
+    wallet.available += delta_available
+    wallet.held += delta_held
+    wallet.save(update_fields=["available", "held", "updated_at"])
+    return LedgerEntry.objects.create(
+        wallet=wallet,
+        kind=kind,
+        delta_available=delta_available,
+        delta_held=delta_held,
+        order=order,
+        memo=memo[:300],
+        created_by=created_by,
+    )
+
+
+@transaction.atomic
+def wallet_topup(*, access: Access, amount: int, memo: str = "") -> Wallet:
+    """Add credits to the workspace's wallet. Owners only (API keys are never owners)."""
+    access.require(Role.OWNER)
+    check_credits(amount, field="amount", maximum=settings.LOMOTE_TOPUP_MAX)
+    memo = check_text(memo, field="memo", max_length=300, allow_blank=True)
+    workspace_id = access.workspace.pk
+    wallet = do_wallet_lock(workspace_id)
+    entry = do_ledger_append(
+        wallet, kind=LedgerKind.TOPUP, delta_available=amount, memo=memo or "top-up", created_by=access.user
+    )
+    event_append(
+        workspace_id=workspace_id,
+        kind="billing.topup",
+        data={
+            "entry": entry.pk,
+            "amount": amount,
+            "available": wallet.available,
+            "held": wallet.held,
+            "by": access.actor,
+        },
+    )
+    return wallet
+
+
+class Reconciliation(NamedTuple):
+    ok: bool
+    expected: dict[str, int]  # sums over the ledger
+    actual: dict[str, int]  # the wallet's balances
+
+
+def wallet_reconcile(workspace_id: int) -> Reconciliation:
+    """Compare the wallet with the sum of its ledger. Unpacks as (ok, expected, actual).
+
+    One SQL statement reads both, so a movement committing meanwhile cannot make them look different.
+    """
+    row = (
+        Wallet.objects.filter(workspace_id=workspace_id)
+        .annotate(
+            ledger_available=Coalesce(Sum("entries__delta_available"), 0),
+            ledger_held=Coalesce(Sum("entries__delta_held"), 0),
+        )
+        .values("available", "held", "ledger_available", "ledger_held")
+        .first()
+    )
+    if row is None:  # no wallet yet, hence no ledger either (entries belong to a wallet)
+        return Reconciliation(True, {"available": 0, "held": 0}, {"available": 0, "held": 0})
+    expected = {"available": row["ledger_available"], "held": row["ledger_held"]}
+    actual = {"available": row["available"], "held": row["held"]}
+    return Reconciliation(expected == actual, expected, actual)

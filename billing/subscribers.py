@@ -1,0 +1,22 @@
+"""Reactions to other apps' domain events (lomote.domain_events), registered in BillingConfig.ready()."""
+
+from billing.selectors import order_find
+from billing.services.orders import order_capture, order_release
+
+RELEASING_STATUSES = {"failed", "timed_out"}
+
+
+def on_job_settled(*, workspace_id: int, idempotency_key: str | None, status: str, **_) -> None:
+    """A generation job finished: capture its order on success, release it on failure or timeout.
+
+    Runs inside the job transition's transaction, so it happens once per transition; a repeated publish
+    finds the order already settled and changes nothing. A job without an order (free) is ignored.
+    """
+    if not idempotency_key or (status != "succeeded" and status not in RELEASING_STATUSES):
+        return
+    if order_find(workspace_id=workspace_id, idempotency_key=idempotency_key) is None:
+        return
+    if status == "succeeded":
+        order_capture(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    else:
+        order_release(workspace_id=workspace_id, idempotency_key=idempotency_key, reason=f"job {status}")
