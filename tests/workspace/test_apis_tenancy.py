@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pytest
+from django.core.files.base import ContentFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from tests.support.rest import assert_error, issue_api_key, key_client, snapshot
-from workspace.models import ApiKey, Membership, Role, Workspace
+from workspace.models import ApiKey, GenerationJob, Membership, Role, Workspace
+from workspace.services.artifacts import artifact_create
 from workspace.services.workspaces import workspace_create
 
 PERSONAS = ("outsider", "viewer", "editor", "owner", "key_viewer", "key_editor", "key_other")
@@ -32,6 +34,12 @@ class Endpoint:
             kwargs["membership_id"] = world.erin_membership.pk if target_id is None else target_id
         elif self.target == "api_key":
             kwargs["key_id"] = world.target_key.pk if target_id is None else target_id
+        elif self.target == "job":
+            kwargs["job_id"] = world.job.pk if target_id is None else target_id
+        elif self.target in ("artifact", "artifact_file"):
+            kwargs["artifact_id"] = world.artifact.pk if target_id is None else target_id
+            if self.target == "artifact_file":
+                kwargs["number"] = 1
         return reverse(self.url_name, kwargs=kwargs)
 
 
@@ -48,6 +56,10 @@ KEYS_POST = Endpoint("api-keys POST", "post", "api-key-list", body={"name": "dep
 KEY_GET = Endpoint("api-key GET", "get", "api-key-detail", target="api_key")
 KEY_DELETE = Endpoint("api-key DELETE", "delete", "api-key-detail", target="api_key")
 EVENTS_GET = Endpoint("events GET", "get", "event-list")
+JOBS_GET = Endpoint("jobs GET", "get", "generation-job-list")
+JOB_GET = Endpoint("job GET", "get", "generation-job-detail", target="job")
+ARTIFACT_GET = Endpoint("artifact GET", "get", "artifact-detail", target="artifact")
+ARTIFACT_FILE_GET = Endpoint("artifact file GET", "get", "artifact-version-file", target="artifact_file")
 
 # fmt: off
 # Expected status per caller. 403 always means `role_required`; 404 always means "as if it did not exist".
@@ -66,6 +78,10 @@ MATRIX = [
     (KEY_GET,            404,     403,   403,   200,  403,       403,       404),
     (KEY_DELETE,         404,     403,   403,   200,  403,       403,       404),
     (EVENTS_GET,         404,     200,   200,   200,  200,       200,       404),
+    (JOBS_GET,           404,     200,   200,   200,  200,       200,       404),
+    (JOB_GET,            404,     200,   200,   200,  200,       200,       404),
+    (ARTIFACT_GET,       404,     200,   200,   200,  200,       200,       404),
+    (ARTIFACT_FILE_GET,  404,     200,   200,   200,  200,       200,       404),
 ]
 # fmt: on
 
@@ -90,6 +106,15 @@ def world(workspace, alice, bob, carol, dave, make_user):
     target_key, _ = issue_api_key(workspace, role=Role.EDITOR, name="target key")
     other = workspace_create(user=dave, name="Dave's place")
     other_key, key_other = issue_api_key(other, role=Role.EDITOR, name="other key")
+    # and in each workspace a generation job and an image artifact
+    job, other_job = (
+        GenerationJob.objects.create(workspace=w, kind="image", provider="procedural", prompt="p", idempotency_key="k")
+        for w in (workspace, other)
+    )
+    artifact, other_artifact = (
+        artifact_create(workspace_id=w.pk, kind="image", title="Poster", file=ContentFile(b"png", name="p.png"))
+        for w in (workspace, other)
+    )
     return SimpleNamespace(
         workspace=workspace,
         other=other,
@@ -97,6 +122,10 @@ def world(workspace, alice, bob, carol, dave, make_user):
         other_membership=Membership.objects.get(workspace=other, user=dave),
         erin_membership=erin_membership,
         target_key=target_key,
+        job=job,
+        other_job=other_job,
+        artifact=artifact,
+        other_artifact=other_artifact,
         users={"outsider": dave, "viewer": carol, "editor": bob, "owner": alice},
         raw_keys={"key_viewer": key_viewer, "key_editor": key_editor, "key_other": key_other},
     )
@@ -194,7 +223,13 @@ def test_it_persists_what_the_owner_is_allowed_to_do(world, client_as, endpoint)
 @pytest.mark.parametrize("endpoint", [e for e in WORKSPACE_ENDPOINTS if e.target], ids=lambda e: e.name)
 def test_it_hides_objects_of_another_workspace_behind_the_same_404(world, client_as, endpoint):
     # given an id that exists, but in dave's workspace, and an id that exists nowhere
-    foreign_id = world.other_membership.pk if endpoint.target == "member" else world.other_key.pk
+    foreign_id = {
+        "member": world.other_membership,
+        "api_key": world.other_key,
+        "job": world.other_job,
+        "artifact": world.other_artifact,
+        "artifact_file": world.other_artifact,
+    }[endpoint.target].pk
     before = snapshot()
 
     # when the owner of the shared workspace asks for both through the shared workspace's URL
@@ -310,6 +345,8 @@ def test_it_covers_every_route_and_method_of_the_workspace_api():
 
     served = set()
     for pattern in urls.urlpatterns:
+        if pattern.name == "generation-webhook":
+            continue  # authenticated by its signature alone, never by a workspace role: test_webhooks.py
         view = pattern.callback.view_class
         for method in view.http_method_names:
             if method not in ("options", "head") and hasattr(view, method):
