@@ -6,13 +6,15 @@ The workspace app publishes the event inside the job's transition; billing react
 import pytest
 from django.db import transaction
 
-from billing.models import LedgerEntry, LedgerKind, OrderStatus
+from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus
 from billing.selectors import order_get, wallet_get
 from billing.services.wallets import wallet_reconcile
 from billing.subscribers import on_job_settled
 from lomote import domain_events
-from tests.billing.helpers import money
+from tests.billing.helpers import money, race
 from tests.support.rest import events_of
+from workspace.models import GenerationJob, JobStatus
+from workspace.services.generation import job_event_apply
 from workspace.services.workspaces import workspace_create
 
 pytestmark = pytest.mark.django_db
@@ -137,3 +139,66 @@ def test_it_only_settles_the_order_of_the_jobs_workspace(workspace, fund, place,
 
     # then alice's order is untouched
     assert money() == before
+
+
+# --- through the real job transition (workspace.services.generation) -----------------------------------------
+
+
+def _job(workspace, key: str = "11:0:0"):
+    return GenerationJob.objects.create(
+        workspace=workspace,
+        kind="image",
+        provider="simulated",
+        prompt="retro poster",
+        status=JobStatus.RUNNING,
+        upstream_id=f"up-{key}",
+        idempotency_key=key,
+        task_id=7,
+    )
+
+
+@pytest.mark.parametrize("status", ["failed", "timed_out"])
+def test_it_releases_when_the_job_transition_fails_the_job(workspace, fund, place, status):
+    # given a held order and the running job submitted for the same call
+    fund(100)
+    place("11:0:0")
+    job = _job(workspace)
+
+    # when the job's failure is reported, then reported again (a duplicate callback)
+    assert job_event_apply(job_id=job.pk, status=status, error={"code": "upstream", "message": "boom"})
+    after_first = money()
+    assert not job_event_apply(job_id=job.pk, status=status, error={"code": "upstream", "message": "boom"})
+
+    # then the hold was released once, in the transition's transaction
+    assert order_get(workspace_id=workspace.pk, idempotency_key="11:0:0").status == OrderStatus.RELEASED
+    assert money() == after_first
+    assert (wallet_get(workspace_id=workspace.pk).available, wallet_get(workspace_id=workspace.pk).held) == (100, 0)
+    assert wallet_reconcile(workspace.pk).ok
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_it_settles_and_places_orders_side_by_side_without_deadlock(workspace, fund, set_policy, place):
+    # given ten held orders with running jobs, and a daily cap that is not the point here
+    fund(10_000)
+    set_policy(cap=100_000)
+    jobs = []
+    for i in range(10):
+        place(f"old:{i}:0")
+        jobs.append(_job(workspace, key=f"old:{i}:0"))
+
+    # when the jobs fail while ten new orders are placed, all at once (the transition holds the job and the
+    # workspace row before billing takes the wallet; order_place takes the workspace row first too)
+    settle = [
+        lambda job=job: job_event_apply(job_id=job.pk, status="failed", error={"code": "x", "message": "y"})
+        for job in jobs
+    ]
+    new = [lambda i=i: place(f"new:{i}:0") for i in range(10)]
+    results = race(settle + new)
+
+    # then every call finished (no deadlock error), and the ledger reconciles
+    assert all(not isinstance(r, Exception) for r in results), [r for r in results if isinstance(r, Exception)]
+    assert Order.objects.filter(status=OrderStatus.RELEASED).count() == 10
+    assert Order.objects.filter(status=OrderStatus.HELD).count() == 10
+    assert wallet_get(workspace_id=workspace.pk).held == 400
+    assert wallet_reconcile(workspace.pk).ok
