@@ -560,3 +560,25 @@ def test_it_submits_once_when_two_workers_submit_the_same_call(workspace, upstre
     assert all(isinstance(r, GenerationJob) for r in results), results
     assert results[0].pk == results[1].pk
     assert GenerationJob.objects.count() == 1 and upstream.submissions == 1
+
+
+def test_it_times_out_a_job_a_worker_took_before_its_id_was_stored(workspace, upstream, settings):
+    # given a job a fast worker reported on while the submitting process died before storing the upstream id
+    job = GenerationJob.objects.create(
+        workspace=workspace, kind="image", provider="simulated", prompt="p", idempotency_key="k"
+    )
+    job_event_apply(job_id=job.pk, status="running", progress=10)
+
+    # when the sweeper runs past the provider's max duration
+    sweep = jobs_poll_silent(now=later(upstream.max_duration + 5))
+
+    # then it is not left running forever
+    assert sweep.timed_out == [job.pk]
+
+
+def test_it_refuses_to_look_a_job_up_by_an_empty_upstream_id(workspace, upstream):
+    GenerationJob.objects.create(
+        workspace=workspace, kind="image", provider="simulated", prompt="p", idempotency_key="k"
+    )
+    with pytest.raises(ValueError):
+        job_event_apply(provider="simulated", upstream_id="", status="running", progress=5)

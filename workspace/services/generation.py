@@ -29,7 +29,8 @@ The contract other apps rely on (agents' generation tools, billing's subscriber)
         inside the transaction, exactly once per job (billing captures or releases, agents decide on a
         wake-up). `artifact_id` is the artifact the result went to (or was to go to: the one named at
         submission); `artifact_version_id` is set on success only. Runs in the caller's transaction when
-        there is one (as a savepoint).
+        there is one (as a savepoint). Locks, in this order: the job, the target artifact (on success),
+        the workspace row (event log); subscribers run after that, while all three are held.
 
     jobs_poll_silent(now=None) -> GenerationSweep
         The sweeper (`manage.py generation_sweeper`, every 10 s): fails jobs stuck `submitting` past
@@ -231,7 +232,7 @@ def job_event_apply(
     error: dict[str, Any] | str | None = None,
 ) -> bool:
     """Apply one report about a job if it moves the job forward; return whether it did (module docstring)."""
-    if (job_id is None) == (upstream_id is None) or (upstream_id is not None and not provider):
+    if (job_id is None) == (upstream_id is None) or (upstream_id is not None and not (provider and upstream_id)):
         raise ValueError("Name the job by job_id, or by provider and upstream_id.")
     if status not in JobStatus.values or status == JobStatus.SUBMITTING:
         raise _invalid("status", f"Unknown job status {status!r}.")
@@ -483,7 +484,10 @@ def _time_out(now: datetime, sweep: GenerationSweep) -> None:
         except DomainError:
             max_duration = settings.LOMOTE_GENERATION_DEFAULT_MAX_DURATION
         cutoff = now - timedelta(seconds=max_duration)
-        overdue = active.filter(provider=provider_name, submitted_at__lt=cutoff).order_by("pk")
+        # A worker may report before the submitting process stored the id (and that process may have died):
+        # such a job has no submission time, and counts from its creation.
+        started_before = Q(submitted_at__lt=cutoff) | Q(submitted_at__isnull=True, created_at__lt=cutoff)
+        overdue = active.filter(started_before, provider=provider_name).order_by("pk")
         for job_id in list(overdue.values_list("pk", flat=True)[:SWEEP_BATCH]):
             error = _error("timed_out", f"No result within {max_duration:g} s.")
             if job_event_apply(job_id=job_id, status=JobStatus.TIMED_OUT, error=error):
