@@ -13,6 +13,7 @@ from agents.exceptions import Fenced
 from agents.models import ChecklistStatus, InboxStatus, Task, TaskStatus, Turn, TurnStatus
 from agents.runtime.fencing import fence
 from agents.runtime.queue import enqueue_turn
+from agents.services.generation_results import decide_after_jobs
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move, turn_move
 from workspace.services.events import event_append
@@ -90,6 +91,10 @@ def turn_suspend(turn_id: int, generation: int, task_id: int | None = None) -> s
             turn_start(task=task, trigger="message")  # the answer is already here
             return "next_turn"
         _set_task(task, TaskStatus.WAITING, reason="waiting", waiting_for=waiting_for)
+        if waiting_for.get("type") == "jobs":
+            # Fast jobs may have settled before this commit; their reaction saw a running task.
+            outcome = decide_after_jobs(task)
+            return "suspended" if outcome == "waiting" else outcome
         return "suspended"
 
 

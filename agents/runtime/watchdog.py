@@ -18,6 +18,7 @@ from django.utils import timezone
 from agents.locks import task_qs_for_update, turn_qs_for_update
 from agents.models import ACTIVE_TURN_STATUSES, InboxMessage, InboxStatus, Task, TaskStatus, Turn, TurnStatus
 from agents.runtime.queue import enqueue_turn
+from agents.services.generation_results import task_job_settled, tasks_waiting_on_settled_jobs
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move, turn_move
 from workspace.services.events import event_append
@@ -54,6 +55,11 @@ def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
             report.requeued.append(turn_id)
     for task_id in list(_tasks_with_unread_inbox()[:BATCH]):
         _start_for_inbox(task_id, report)
+    for task_id, jobs in list(tasks_waiting_on_settled_jobs()):
+        # The on-commit reaction to the last job was lost (process died): do it now, once.
+        for job_id in jobs:
+            if task_job_settled(task_id=task_id, job_id=job_id) == "woken":
+                report.started.append(task_id)
     if report:
         logger.info("watchdog: %s", report)
     return report

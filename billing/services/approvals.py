@@ -11,6 +11,7 @@ from billing.models import Approval, ApprovalKind
 from billing.selectors import quote_get
 from billing.services.pricing import MAX_ORDER_AMOUNT
 from billing.services.validation import check_credits, check_id
+from lomote import domain_events
 from lomote.exceptions import Conflict, InvalidInput, PermissionDenied
 from workspace.models import Role
 from workspace.selectors import Access
@@ -83,5 +84,9 @@ def approval_grant(
             "amount": approval.amount,
             "by": access.actor,
         },
+    )
+    # Agents wake a task that was waiting for this approval (a higher app; it subscribes).
+    domain_events.publish(
+        "billing.approval_granted", workspace_id=workspace_id, task_id=approval.task_id, approval_id=approval.pk
     )
     return approval

@@ -1,0 +1,117 @@
+"""What a task does when its generation jobs finish or its spending is approved (DESIGN §4, §5).
+
+The job's own transaction already stored the artifact version, updated the card and settled the money.
+Here, in a transaction of its own (task lock first, like every task writer), the result is recorded on
+the checklist and the runtime decides — from persisted state, without a model call — whether the task
+wakes: only if it was waiting for these jobs, all of them are settled, later checklist items remain, and
+continuing is authorised. A task stopped meanwhile keeps its state: nothing is recorded, nothing wakes.
+"""
+
+from django.conf import settings
+from django.db import transaction
+
+from agents.locks import task_qs_for_update
+from agents.models import ChecklistItem, ChecklistStatus, Task, TaskStatus
+from agents.services.turns import task_status_data, turn_start
+from agents.transitions import task_move
+from workspace.models import GenerationJob, JobStatus
+from workspace.services.events import event_append
+
+OPEN = (ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS)
+
+
+def job_result_record(*, task: Task, job: GenerationJob) -> bool:
+    """Put a finished job's result on its checklist item (the task row is locked). Idempotent."""
+    position = (job.params or {}).get("checklist_position")
+    if position is None:
+        return False
+    item = ChecklistItem.objects.filter(task=task, position=position).first()
+    if item is None or any(entry.get("job") == job.pk for entry in item.artifacts):
+        return False
+    entry = {"job": job.pk, "status": job.status}
+    if job.status == JobStatus.SUCCEEDED:
+        version = job.artifact_version
+        entry.update(artifact=job.artifact_id, version=version.number if version else None)
+        item.status = ChecklistStatus.DONE
+        item.evidence = f"Generated artifact {job.artifact_id} (version {entry['version']}) by job {job.pk}."
+    else:
+        code = (job.error or {}).get("code", job.status)
+        item.evidence = f"Job {job.pk} ended {job.status} ({code}); nothing was charged for it."
+    item.artifacts = [*item.artifacts, entry]
+    item.save(update_fields=["artifacts", "status", "evidence", "updated_at"])
+    event_append(
+        workspace_id=task.workspace_id,
+        kind="task.checklist",
+        data={"task": task.pk, "position": item.position, "status": item.status, "job": job.pk},
+    )
+    return True
+
+
+@transaction.atomic
+def task_job_settled(*, task_id: int, job_id: int) -> str:
+    """Record a settled job on its task and decide whether the task continues. Safe to call repeatedly."""
+    task = task_qs_for_update().filter(pk=task_id).first()
+    job = GenerationJob.objects.select_related("artifact_version").filter(pk=job_id, task_id=task_id).first()
+    if task is None or job is None or not job.is_terminal:
+        return "ignored"
+    if task.status == TaskStatus.CANCELLED:
+        return "cancelled"  # the money was settled with the job; a stopped task stays as it is
+    job_result_record(task=task, job=job)
+    return decide_after_jobs(task)
+
+
+def decide_after_jobs(task: Task) -> str:
+    """The task (locked) waits for jobs: once all settled, finish, stop, or continue. Else keep waiting."""
+    if task.status != TaskStatus.WAITING or task.waiting_for.get("type") != "jobs":
+        return "recorded"
+    awaited = list(
+        GenerationJob.objects.filter(pk__in=task.waiting_for.get("jobs", [])).values_list("status", flat=True)
+    )
+    if any(status not in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.TIMED_OUT) for status in awaited):
+        return "waiting"
+    if any(status != JobStatus.SUCCEEDED for status in awaited):
+        # A failed generation is the person's call: retrying would spend again.
+        return _stop(task, TaskStatus.IDLE, "generation_failed")
+    if not task.checklist.filter(status__in=OPEN).exists():
+        return _stop(task, TaskStatus.DONE, "checklist_complete")
+    return _continue(task, trigger="jobs_settled")
+
+
+@transaction.atomic
+def task_spending_approved(*, task_id: int) -> str:
+    """A person approved spending for the task: if it was waiting for that, it continues."""
+    task = task_qs_for_update().filter(pk=task_id).first()
+    if task is None or task.status != TaskStatus.WAITING or task.waiting_for.get("type") != "approval":
+        return "ignored"
+    task.auto_turns = 0  # a person acted: the auto-continuation budget starts again
+    return _continue(task, trigger="approved")
+
+
+def _continue(task: Task, *, trigger: str) -> str:
+    if task.auto_turns >= settings.LOMOTE_MAX_AUTO_TURNS:
+        return _stop(task, TaskStatus.IDLE, "auto_turn_cap")
+    task.auto_turns += 1
+    task.save(update_fields=["auto_turns"])
+    turn_start(task=task, trigger=trigger)
+    return "woken"
+
+
+def _stop(task: Task, status: str, reason: str) -> str:
+    task_move(task, status, reason=reason)
+    task.waiting_for = {}
+    task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
+    event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    return reason
+
+
+def tasks_waiting_on_settled_jobs():
+    """Tasks waiting for jobs that have all settled: what a lost on-commit reaction leaves behind."""
+    for task_id, waiting_for in Task.objects.filter(status=TaskStatus.WAITING, waiting_for__type="jobs").values_list(
+        "pk", "waiting_for"
+    )[:200]:
+        jobs = waiting_for.get("jobs", [])
+        settled = GenerationJob.objects.filter(
+            pk__in=jobs, status__in=[JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.TIMED_OUT]
+        )
+        if jobs and settled.count() == len(set(jobs)):
+            yield task_id, jobs

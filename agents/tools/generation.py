@@ -1,0 +1,163 @@
+"""Generation tools (domains image, video, 3d): quote, authorise and hold, then submit a job and wait.
+
+The call id `turn:step:call` is the idempotency key of both the order (billing) and the job (workspace),
+so an old and a new worker running the same call produce one order, one hold and one job. Authorisation
+is decided by billing from recorded human approvals and the spend policy — never from the model's text.
+The turn then suspends: no worker waits for the job; its completion decides whether the task wakes.
+"""
+
+from django.db import transaction
+from pydantic import Field
+
+from agents.exceptions import ToolError
+from agents.models import ChecklistItem, ChecklistStatus
+from agents.runtime.fencing import fence_task
+from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from agents.tools.registry import register
+from billing.exceptions import ConfirmationRequired
+from billing.services.orders import order_place
+from billing.services.pricing import price_of
+from billing.services.quotes import quote_create
+from lomote.exceptions import DomainError, PaymentRequired
+from workspace.models import JobStatus, Role
+from workspace.selectors import artifact_get
+from workspace.services.generation import job_submit
+
+
+class GenerateArgs(ToolArgs):
+    prompt: str = Field(min_length=1, max_length=2000, description="What to make, in the person's words.")
+    checklist_position: int | None = Field(
+        default=None, ge=1, le=1000, description="The checklist item this result completes."
+    )
+    artifact_id: int | None = Field(
+        default=None, ge=1, description="Make a new version of this artifact instead of a new artifact."
+    )
+
+
+class VideoArgs(GenerateArgs):
+    seconds: int = Field(default=5, ge=1, le=60)
+
+
+class _Generate(Tool):
+    kind: str
+    operation: str
+    Args = GenerateArgs
+    transactional = False  # the provider is called outside any transaction
+    idempotent = True  # repeated with the same call id, billing and the job store return what exists
+    required_role = Role.EDITOR
+
+    def params(self, args: GenerateArgs) -> dict:
+        return {}
+
+    def plan_params(self, args: GenerateArgs, items: int) -> dict:
+        """The parameters of one quote covering `items` such calls (approved as the task's budget)."""
+        return self.params(args)
+
+    def run(self, ctx: ToolContext, args: GenerateArgs) -> ToolResult:
+        if args.artifact_id is not None:
+            try:
+                artifact_get(workspace_id=ctx.workspace_id, artifact_id=args.artifact_id)
+            except DomainError as exc:
+                raise ToolError(exc.message, code=exc.code) from None
+        params = self.params(args)
+        amount = price_of(self.operation, params)
+        try:
+            self._authorise_and_hold(ctx, args, amount)
+        except ConfirmationRequired as exc:
+            return self._needs_approval(ctx, args, amount, exc)
+        except PaymentRequired as exc:
+            raise ToolError(exc.message, code=exc.code, details=exc.details) from None
+        job = job_submit(
+            workspace_id=ctx.workspace_id,
+            idempotency_key=ctx.call_id,
+            kind=self.kind,
+            prompt=args.prompt,
+            params={**params, "checklist_position": args.checklist_position},
+            task_id=ctx.task_id,
+            turn_id=ctx.turn_id,
+            artifact_id=args.artifact_id,
+        )
+        content = {"job": job.pk, "status": job.status, "cost": amount, "checklist_position": args.checklist_position}
+        if job.status == JobStatus.FAILED:
+            # An uncertain or refused submission is never resubmitted automatically; its hold is released.
+            return ToolResult(content={**content, "error": job.error})
+        return ToolResult(content=content, job_submitted=True, suspend={"type": "jobs", "jobs": [job.pk]})
+
+    def _authorise_and_hold(self, ctx: ToolContext, args: GenerateArgs, amount: int) -> None:
+        """Hold the money and mark the item in progress under the fence, in one transaction."""
+        with transaction.atomic():
+            fence_task(ctx.turn_id, ctx.generation, ctx.task_id)
+            order_place(
+                workspace_id=ctx.workspace_id,
+                idempotency_key=ctx.call_id,
+                operation=self.operation,
+                target={"task": ctx.task_id, "prompt": args.prompt, "artifact": args.artifact_id},
+                amount=amount,
+                task_id=ctx.task_id,
+            )
+            if args.checklist_position is not None:
+                ChecklistItem.objects.filter(
+                    task_id=ctx.task_id, position=args.checklist_position, status=ChecklistStatus.PENDING
+                ).update(status=ChecklistStatus.IN_PROGRESS)
+
+    def _needs_approval(self, ctx: ToolContext, args: GenerateArgs, amount: int, exc: ConfirmationRequired):
+        """Quote the rest of the plan for this operation, and wait for a person to approve it."""
+        with transaction.atomic():
+            open_items = ChecklistItem.objects.filter(
+                task_id=ctx.task_id, status__in=[ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS]
+            ).count()
+            units = max(1, open_items if args.checklist_position is not None else 1)
+            quote = quote_create(
+                workspace_id=ctx.workspace_id,
+                operation=self.operation,
+                params=self.plan_params(args, units),
+                task_id=ctx.task_id,
+            )
+        waiting = {
+            "type": "approval",
+            "quote": quote.pk,
+            "operation": self.operation,
+            "amount": quote.amount,
+            "per_item": amount,
+            "items": units,
+            "reasons": exc.details.get("reasons", []),
+        }
+        content = {"status": "needs_approval", **waiting, "message": "A person must approve this spending first."}
+        return ToolResult(content=content, suspend=waiting)
+
+
+@register
+class GenerateImage(_Generate):
+    name = "generate_image"
+    description = "Generate an image (a poster, an illustration...) from a prompt. Paid; runs asynchronously."
+    domain = "image"
+    kind = "image"
+    operation = "image.generate"
+
+    def plan_params(self, args: GenerateArgs, items: int) -> dict:
+        return {"count": min(items, 8)}
+
+
+@register
+class GenerateVideo(_Generate):
+    name = "generate_video"
+    description = "Generate a short video or animation from a prompt. Paid per second; runs asynchronously."
+    domain = "video"
+    kind = "video"
+    operation = "video.generate"
+    Args = VideoArgs
+
+    def params(self, args: VideoArgs) -> dict:
+        return {"seconds": args.seconds}
+
+    def plan_params(self, args: VideoArgs, items: int) -> dict:
+        return {"seconds": min(args.seconds * items, 60)}
+
+
+@register
+class Generate3D(_Generate):
+    name = "generate_3d"
+    description = "Generate a simple 3D asset (glTF) from a prompt. Paid; runs asynchronously."
+    domain = "3d"
+    kind = "3d"
+    operation = "3d.generate"
