@@ -193,6 +193,8 @@ LOMOTE_TOPUP_MAX = int(os.environ.get("LOMOTE_TOPUP_MAX", "1000000"))
 
 # --- Asynchronous generation (DESIGN §4) -------------------------------------------------------------------
 
+# A hold whose job was never created (crash between hold and submit) is released after this long.
+LOMOTE_ORPHAN_HOLD_SECONDS = float(os.environ.get("LOMOTE_ORPHAN_HOLD_SECONDS", "300"))
 LOMOTE_DEFAULT_GENERATION_PROVIDER = os.environ.get("LOMOTE_DEFAULT_GENERATION_PROVIDER", "procedural")
 # A job with no report for this long is polled (a lost callback must not leave it waiting forever).
 LOMOTE_GENERATION_SILENT_SECONDS = float(os.environ.get("LOMOTE_GENERATION_SILENT_SECONDS", "60"))

@@ -2,7 +2,9 @@
 
 - expired leases → take the turn over (generation + 1) and re-enqueue, or fail it at the attempt cap;
 - turns queued too long → re-enqueue the same generation (a duplicate job is a no-op);
-- tasks with unconsumed inbox messages and no active turn → start a turn.
+- tasks with unconsumed inbox messages and no active turn → start a turn;
+- tasks waiting on jobs that all settled (a lost on-commit reaction) → decide as the reaction would;
+- money held for a job that was never created (a crash between hold and submit) → released by rule.
 Every move is a conditional write, so two watchdogs sweeping at once act once per turn.
 """
 
@@ -21,6 +23,7 @@ from agents.runtime.queue import enqueue_turn
 from agents.services.generation_results import task_job_settled, tasks_waiting_on_settled_jobs
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move, turn_move
+from billing.services.orders import orders_release_orphaned
 from workspace.services.events import event_append
 
 logger = logging.getLogger(__name__)
@@ -34,9 +37,10 @@ class SweepReport:
     failed: list[int] = field(default_factory=list)
     requeued: list[int] = field(default_factory=list)
     started: list[int] = field(default_factory=list)
+    released_holds: list[int] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.taken_over or self.failed or self.requeued or self.started)
+        return bool(self.taken_over or self.failed or self.requeued or self.started or self.released_holds)
 
 
 def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
@@ -60,6 +64,7 @@ def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
         for job_id in jobs:
             if task_job_settled(task_id=task_id, job_id=job_id) == "woken":
                 report.started.append(task_id)
+    report.released_holds = orders_release_orphaned(now=now)
     if report:
         logger.info("watchdog: %s", report)
     return report

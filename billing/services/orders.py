@@ -8,9 +8,12 @@ for one workspace's money therefore run one at a time, which is what makes the c
 under concurrency: the checks read state no one else can change until this transaction ends.
 """
 
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from billing.exceptions import ConfirmationRequired
@@ -31,6 +34,7 @@ from billing.services.pricing import MAX_ORDER_AMOUNT, PRICES
 from billing.services.validation import check_credits, check_id, check_json_object, check_text
 from billing.services.wallets import do_ledger_append, do_wallet_lock
 from lomote.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
+from workspace.models import GenerationJob
 from workspace.services.events import event_append
 
 MAX_TARGET_BYTES = 4 * 1024
@@ -341,3 +345,28 @@ def order_refund(*, workspace_id: int, idempotency_key: str, reason: str) -> Ord
         event="billing.refund",
         reason=check_text(reason, field="reason", max_length=200),
     )
+
+
+def orders_release_orphaned(*, now: datetime | None = None) -> list[int]:
+    """Release holds whose generation job never came to exist (the process died between hold and submit).
+
+    A hold is placed before its job is submitted under the same key; a held order older than
+    LOMOTE_ORPHAN_HOLD_SECONDS with no job of that key will never be settled by a job, so its money comes
+    back by rule (DESIGN §4). Runs from the runtime watchdog; each release is conditional and exactly once.
+    """
+    now = now or timezone.now()
+    before = now - timedelta(seconds=settings.LOMOTE_ORPHAN_HOLD_SECONDS)
+    jobs = GenerationJob.objects.filter(
+        workspace_id=OuterRef("workspace_id"), idempotency_key=OuterRef("idempotency_key")
+    )
+    orphans = (
+        Order.objects.filter(status=OrderStatus.HELD, created_at__lt=before)
+        .exclude(Exists(jobs))
+        .values_list("workspace_id", "idempotency_key", "pk")[:200]
+    )
+    released = []
+    for workspace_id, key, pk in list(orphans):
+        order = order_release(workspace_id=workspace_id, idempotency_key=key, reason="no_job_submitted")
+        if order.status == OrderStatus.RELEASED:
+            released.append(pk)
+    return released

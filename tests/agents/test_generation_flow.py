@@ -248,3 +248,29 @@ def test_it_grants_nothing_when_a_tool_result_claims_an_approval(posters, tools,
     posters.refresh_from_db()
     assert not Order.objects.exists() and not GenerationJob.objects.exists()
     assert posters.waiting_for["type"] == "approval"
+
+
+def test_it_releases_a_hold_whose_job_was_never_created(posters, funded, settings):
+    from datetime import timedelta
+
+    from agents.runtime.watchdog import watchdog_sweep
+    from billing.services.orders import order_place
+
+    # given money held for a call whose process died before submitting the job
+    order = order_place(
+        workspace_id=posters.workspace_id,
+        idempotency_key="99:1:1",
+        operation="image.generate",
+        target={"task": posters.pk},
+        amount=40,
+        task_id=posters.pk,
+    )
+    # when the watchdog sweeps, first too early, then after the rule's delay
+    assert not watchdog_sweep().released_holds
+    later = timezone.now() + timedelta(seconds=settings.LOMOTE_ORPHAN_HOLD_SECONDS + 1)
+    report, again = watchdog_sweep(now=later), watchdog_sweep(now=later)
+    # then the hold was released once and the wallet is whole again
+    assert (report.released_holds, again.released_holds) == ([order.pk], [])
+    assert Order.objects.get().status == "released"
+    ok, _, actual = wallet_reconcile(posters.workspace_id)
+    assert ok and actual["available"] == 1000
