@@ -308,3 +308,77 @@ class InboxMessage(models.Model):
 
     def __str__(self) -> str:
         return f"inbox {self.pk} → task {self.task_id} [{self.status}]"
+
+
+class CardKind(models.TextChoices):
+    CONFIRM = "confirm", "Confirm or adjust"
+    CHOICE = "choice", "Choose an option"
+    CLARIFY = "clarify", "Clarification"
+    QUOTE = "quote", "Quote approval"
+
+
+class CardStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    RESOLVED = "resolved", "Resolved"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class Card(models.Model):
+    """A decision shown to a person (DESIGN §5): a persisted checkpoint, resolved only by a person's action."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="cards")
+    task = models.ForeignKey(Task, null=True, blank=True, on_delete=models.CASCADE, related_name="cards")
+    turn = models.ForeignKey(Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=16, choices=CardKind.choices)
+    status = models.CharField(max_length=16, choices=CardStatus.choices, default=CardStatus.OPEN)
+    title = models.CharField(max_length=300)
+    body = models.TextField(blank=True)
+    options = models.JSONField(default=list, blank=True, help_text='[{"id": "...", "label": "..."}]')
+    payload = models.JSONField(default=dict, blank=True, help_text="What the card is about (quote, candidates…).")
+    resolution = models.JSONField(default=dict, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["workspace", "status"], name="card_ws_status")]
+
+    def __str__(self) -> str:
+        return f"card {self.pk} {self.kind} [{self.status}]"
+
+
+class Route(models.TextChoices):
+    DIRECT = "direct", "Direct (explicit target)"
+    ANSWER = "answer", "Answered by Main"
+    LIGHTWEIGHT = "lightweight", "Lightweight task"
+    FOLLOW_UP = "follow_up", "Follow-up of an existing task"
+    NEW_TASK = "new_task", "New task"
+    CLARIFY = "clarify", "Clarification asked"
+
+
+class MainMessage(models.Model):
+    """A message the person sent to Main, and how it was routed (DESIGN §2)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="main_messages")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    text = models.TextField()
+    language = models.CharField(max_length=16, default="en")
+    route = models.CharField(max_length=16, choices=Route.choices)
+    task = models.ForeignKey(Task, null=True, blank=True, on_delete=models.SET_NULL, related_name="main_messages")
+    card = models.ForeignKey(Card, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    candidates = models.JSONField(default=list, blank=True)
+    reply = models.TextField(blank=True, help_text="Main's own answer, when it answered itself.")
+    router_model = models.CharField(max_length=200, blank=True)
+    router_prompt_chars = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace_id", "id"]
+
+    def __str__(self) -> str:
+        return f"main message {self.pk} → {self.route}"
