@@ -4,6 +4,8 @@ The log is append-only and keyed by (turn, step, index); state is derived from i
 Every write a worker makes is fenced on (turn, generation) — see agents/runtime/fencing.py.
 """
 
+import json
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -47,6 +49,9 @@ class Task(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Archived = put away by the person: a finished or cancelled task that routing must not reopen. Messages
+    # aimed at it are refused with an explanation (DESIGN §2, pre-execution validation).
+    archived_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -58,6 +63,59 @@ class Task(models.Model):
     @property
     def is_stopped(self) -> bool:
         return self.status in (TaskStatus.CANCELLED, TaskStatus.DONE, TaskStatus.FAILED)
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
+
+
+class VectorField(models.Field):
+    """A fixed-size float vector: `real[]` on PostgreSQL, so similarity is computed in SQL; JSON text elsewhere."""
+
+    description = "Fixed-size float vector"
+
+    def __init__(self, *args, dimensions: int, **kwargs):
+        self.dimensions = dimensions
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        kwargs["dimensions"] = self.dimensions
+        return name, path, args, kwargs
+
+    def db_type(self, connection):
+        return "real[]" if connection.vendor == "postgresql" else "text"
+
+    def from_db_value(self, value, expression, connection):
+        if value is None or isinstance(value, list):
+            return value
+        return json.loads(value)
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if value is None:
+            return None
+        value = [float(x) for x in value]
+        if len(value) != self.dimensions:
+            raise ValueError(f"expected {self.dimensions} dimensions, got {len(value)}")
+        return value if connection.vendor == "postgresql" else json.dumps(value)
+
+
+class TaskEmbedding(models.Model):
+    """What the Router's search reads about a task (agents/services/task_index.py), one row per task.
+
+    `vector` is a LEXICAL fingerprint (hashed words and character n-grams), not a semantic embedding: no model
+    is downloaded. It finds tasks that share words and word pieces with a message, not paraphrases.
+    """
+
+    task = models.OneToOneField(Task, on_delete=models.CASCADE, primary_key=True, related_name="embedding")
+    # Denormalised so searches filter on this table alone.
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    document = models.TextField(help_text="Title, brief and summary as keyword search reads them.")
+    vector = VectorField(dimensions=256)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"embedding of task {self.task_id}"
 
 
 class ChecklistStatus(models.TextChoices):
@@ -375,6 +433,13 @@ class MainMessage(models.Model):
     reply = models.TextField(blank=True, help_text="Main's own answer, when it answered itself.")
     router_model = models.CharField(max_length=200, blank=True)
     router_prompt_chars = models.PositiveIntegerField(default=0)
+    # Sent through the open API (an API key): paid operations it leads to are confirmed one by one (DESIGN §5).
+    api_request = models.BooleanField(default=False)
+    # Why nothing ran although a target was found (task archived or cancelled, artifact deleted, card closed).
+    refusal = models.CharField(max_length=32, blank=True)
+    inbox_message = models.ForeignKey(
+        InboxMessage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="What it became."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
