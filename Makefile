@@ -37,10 +37,12 @@ $(VENV)/.bench-installed: $(STAMP) requirements-bench.txt
 	$(PY) -m pip install --quiet -r requirements-bench.txt
 	touch $@
 
-# The runtime's cost per step beside a raw commit and LangGraph (PostgreSQL only; see README "Bench"). It creates
-# and drops its own database: the one DATABASE_URL names if the name contains "bench", else lomote_bench.
+# The runtime's cost per step beside a raw commit and LangGraph, then workers held while generation jobs wait and
+# callback throughput (PostgreSQL only; see README "Bench"). Each creates and drops its own database: the one
+# DATABASE_URL names if the name contains "bench", else lomote_bench; the generation bench adds "_gen" to it.
 bench: $(VENV)/.bench-installed
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.runtime_bench $(BENCH_ARGS)
+	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.generation_bench $(GEN_BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var/staticfiles var/test.sqlite3
