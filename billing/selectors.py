@@ -105,3 +105,19 @@ def budget_remaining(*, workspace_id: int, task_id: int) -> int | None:
     if not budgets.exists():
         return None
     return budgets.filter(consumed_at__isnull=True).aggregate(total=Sum("remaining"))["total"] or 0
+
+
+def quote_open_for(*, workspace_id: int, task_id: int, operation: str, amount: int) -> Quote | None:
+    """An unexpired, not yet approved quote of the task for the same operation and amount (to reuse it)."""
+    return (
+        Quote.objects.filter(
+            workspace_id=workspace_id,
+            task_id=task_id,
+            operation=operation,
+            amount=amount,
+            expires_at__gt=timezone.now(),
+            approvals__isnull=True,
+        )
+        .order_by("-id")
+        .first()
+    )

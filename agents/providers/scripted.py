@@ -53,7 +53,14 @@ class Strategy:
         brief = (task.get("brief") or "").strip()
         if brief and brief.lower() not in prompt.lower():
             prompt = f"{prompt}. {brief}"
-        return {"prompt": prompt[:MAX_PROMPT], "checklist_position": item["position"]}
+        arguments: dict[str, Any] = {"checklist_position": item["position"]}
+        revision = revision_of(item)
+        artifact = _last_artifact(item)
+        if revision and artifact is not None:
+            # A change to something already made: a new version of the same artifact, not a copy.
+            prompt = f"{prompt}. {revision}"
+            arguments["artifact_id"] = artifact
+        return {"prompt": prompt[:MAX_PROMPT], **arguments}
 
 
 # The first kind word in a title decides: "animated logo" is a video, "storyboard for the video" a document.
@@ -86,6 +93,30 @@ STRATEGIES: tuple[Strategy, ...] = (
     ),
 )
 GENERATION_TOOLS = frozenset(s.tool for s in STRATEGIES)
+
+# A follow-up asking to change finished work: "make the posters warmer and move the text".
+CHANGE_WORDS = frozenset(
+    """warmer cooler colder brighter darker lighter bigger smaller larger move moved shift change tweak adjust
+    redo update more less bolder softer saturated vivid calmer chaud chaude chaudes chauds froid froide clair
+    claire sombre déplace déplacer bouge bouger change changer modifie modifier refais refaire plus moins""".split()
+)
+REVISION_PREFIX = "Revision requested: "
+
+
+def revision_of(item: dict[str, Any]) -> str | None:
+    """The change a person asked for on this finished item, recorded in its evidence by the planner."""
+    evidence = str(item.get("evidence") or "")
+    return evidence[len(REVISION_PREFIX) :].strip() or None if evidence.startswith(REVISION_PREFIX) else None
+
+
+def _last_artifact(item: dict[str, Any]) -> Any:
+    for entry in reversed(item.get("artifacts") or []):
+        ref = _artifact_ref(entry) if isinstance(entry, dict) else entry
+        if isinstance(ref, int):
+            return ref
+    return None
+
+
 ARTIFACT_KEYS = ("artifact_id", "artifact", "artifact_version_id")
 
 
@@ -142,6 +173,7 @@ WORDS: dict[str, dict[str, str]] = {
         "status_done": "done",
         "status_skipped": "skipped",
         "needs_confirmation": " (needs your confirmation)",
+        "revising": "you asked for a change to finished work (“{text}”): I will make new versions of {items}.",
     },
     "fr": {
         "intro": "Planificateur scripté de Lomote (pas un LLM) :",
@@ -194,6 +226,7 @@ WORDS: dict[str, dict[str, str]] = {
         "status_done": "faite",
         "status_skipped": "ignorée",
         "needs_confirmation": " (à confirmer par vous)",
+        "revising": "vous demandez une modification (« {text} ») : je fais de nouvelles versions de {items}.",
     },
 }
 KIND_NAMES = {
@@ -472,7 +505,23 @@ class _Planner:
         generated = [r for r in self.results if r.get("name") in GENERATION_TOOLS]
         if generated:
             return self.after_generation(generated)
+        revision = self.revision()
+        if revision is not None:
+            return revision
         return self.progress()
+
+    def revision(self) -> Decision | None:
+        """A new message asking to change finished items: reopen them with the change as evidence."""
+        change = next(
+            (m.get("text", "") for m in self.messages if CHANGE_WORDS & set(_tokens(m.get("text", "")))), None
+        )
+        made = [i for i in self.checklist if i.get("status") == "done" and _last_artifact(i) is not None]
+        if not change or not made or not self.can("update_checklist"):
+            return None
+        text = " ".join(change.split())[:MAX_PROMPT]
+        updates = [{"position": i["position"], "status": "pending", "evidence": REVISION_PREFIX + text} for i in made]
+        line = self.words["revising"].format(text=_short(text), items=self.items_label(made))
+        return Decision([line], [("update_checklist", {"updates": updates})])
 
     def plan(self) -> Decision:
         w = self.words
@@ -530,7 +579,11 @@ class _Planner:
     def progress(self) -> Decision:
         w = self.words
         # An item started earlier whose artifact has landed since (a job completed between turns) is done.
-        landed = [i for i in self.checklist if i.get("status") == "in_progress" and i.get("artifacts")]
+        landed = [
+            i
+            for i in self.checklist
+            if i.get("status") == "in_progress" and i.get("artifacts") and not revision_of(i)  # a revision is in flight
+        ]
         if landed and self.can("update_checklist"):
             updates = [
                 {
@@ -574,7 +627,10 @@ class _Planner:
                     {
                         "position": item["position"],
                         "status": "in_progress",
-                        "evidence": w["started_evidence"].format(tool=strategy.tool, step=self.step),
+                        # A revision keeps its request as evidence until the new version lands.
+                        "evidence": revision_of(item)
+                        and item["evidence"]
+                        or w["started_evidence"].format(tool=strategy.tool, step=self.step),
                     }
                     for item, strategy in batch
                 ]

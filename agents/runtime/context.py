@@ -141,6 +141,7 @@ def context_build(
             "title": i.title,
             "status": i.status,
             "needs_confirmation": i.needs_confirmation,
+            "evidence": i.evidence,
             "artifacts": i.artifacts,
         }
         for i in checklist

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import transaction
 
 from agents.locks import task_qs_for_update
-from agents.models import ChecklistItem, ChecklistStatus, Task, TaskStatus
+from agents.models import ChecklistItem, ChecklistStatus, Task, TaskStatus, ToolCall
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move
 from workspace.models import GenerationJob, JobStatus
@@ -22,7 +22,9 @@ OPEN = (ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS)
 
 def job_result_record(*, task: Task, job: GenerationJob) -> bool:
     """Put a finished job's result on its checklist item (the task row is locked). Idempotent."""
-    position = (job.params or {}).get("checklist_position")
+    # The job's key is the id of the tool call that asked for it; the call names the checklist item.
+    call_input = ToolCall.objects.filter(call_id=job.idempotency_key).values_list("input", flat=True).first()
+    position = call_input.get("checklist_position") if isinstance(call_input, dict) else None
     if position is None:
         return False
     item = ChecklistItem.objects.filter(task=task, position=position).first()

@@ -15,6 +15,7 @@ from agents.runtime.fencing import fence_task
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from agents.tools.registry import register
 from billing.exceptions import ConfirmationRequired
+from billing.selectors import budget_remaining, quote_open_for, spend_policy_get
 from billing.services.orders import order_place
 from billing.services.pricing import price_of
 from billing.services.quotes import quote_create
@@ -36,6 +37,12 @@ class GenerateArgs(ToolArgs):
 
 class VideoArgs(GenerateArgs):
     seconds: int = Field(default=5, ge=1, le=60)
+
+
+def _open_items(task_id: int) -> int:
+    return ChecklistItem.objects.filter(
+        task_id=task_id, status__in=[ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS]
+    ).count()
 
 
 class _Generate(Tool):
@@ -72,7 +79,7 @@ class _Generate(Tool):
             idempotency_key=ctx.call_id,
             kind=self.kind,
             prompt=args.prompt,
-            params={**params, "checklist_position": args.checklist_position},
+            params=params,
             task_id=ctx.task_id,
             turn_id=ctx.turn_id,
             artifact_id=args.artifact_id,
@@ -87,6 +94,7 @@ class _Generate(Tool):
         """Hold the money and mark the item in progress under the fence, in one transaction."""
         with transaction.atomic():
             fence_task(ctx.turn_id, ctx.generation, ctx.task_id)
+            self._check_plan_budget(ctx, args, amount)
             order_place(
                 workspace_id=ctx.workspace_id,
                 idempotency_key=ctx.call_id,
@@ -100,19 +108,39 @@ class _Generate(Tool):
                     task_id=ctx.task_id, position=args.checklist_position, status=ChecklistStatus.PENDING
                 ).update(status=ChecklistStatus.IN_PROGRESS)
 
+    def _check_plan_budget(self, ctx: ToolContext, args: GenerateArgs, amount: int) -> None:
+        """The person's request is the plan: when the plan's total passes the per-request threshold, a
+        person approves a budget for it before its first paid step, even if each step alone would not
+        need it (DESIGN §5). Once a budget exists, billing draws each order from it."""
+        if args.checklist_position is None:
+            return
+        if budget_remaining(workspace_id=ctx.workspace_id, task_id=ctx.task_id) is not None:
+            return
+        items = _open_items(ctx.task_id)
+        threshold = spend_policy_get(workspace_id=ctx.workspace_id).no_confirm_threshold
+        if items > 1 and amount * items > threshold:
+            raise ConfirmationRequired(
+                "The plan's total needs a person's approval before its first paid step.",
+                details={"amount": amount * items, "operation": self.operation, "reasons": ["plan_budget"]},
+            )
+
     def _needs_approval(self, ctx: ToolContext, args: GenerateArgs, amount: int, exc: ConfirmationRequired):
         """Quote the rest of the plan for this operation, and wait for a person to approve it."""
         with transaction.atomic():
-            open_items = ChecklistItem.objects.filter(
-                task_id=ctx.task_id, status__in=[ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS]
-            ).count()
-            units = max(1, open_items if args.checklist_position is not None else 1)
-            quote = quote_create(
-                workspace_id=ctx.workspace_id,
-                operation=self.operation,
-                params=self.plan_params(args, units),
-                task_id=ctx.task_id,
+            fence_task(ctx.turn_id, ctx.generation, ctx.task_id)
+            units = max(1, _open_items(ctx.task_id) if args.checklist_position is not None else 1)
+            params = self.plan_params(args, units)
+            plan_amount = price_of(self.operation, params)
+            quote = quote_open_for(
+                workspace_id=ctx.workspace_id, task_id=ctx.task_id, operation=self.operation, amount=plan_amount
+            ) or quote_create(
+                workspace_id=ctx.workspace_id, operation=self.operation, params=params, task_id=ctx.task_id
             )
+            if args.checklist_position is not None:
+                # Nothing started for this item: it waits for the approval, ready to start again.
+                ChecklistItem.objects.filter(
+                    task_id=ctx.task_id, position=args.checklist_position, status=ChecklistStatus.IN_PROGRESS
+                ).update(status=ChecklistStatus.PENDING)
         waiting = {
             "type": "approval",
             "quote": quote.pk,

@@ -9,45 +9,53 @@ from django_q.models import Success
 from agents.models import ChecklistItem, ModelProfile, ProviderKind, Step, TaskStatus, Turn, TurnStatus
 from agents.runtime.watchdog import watchdog_sweep
 from agents.services.tasks import task_create
+from billing.models import Order
+from billing.services.approvals import approval_grant
+from billing.services.wallets import wallet_reconcile, wallet_topup
 from tests.support import qcluster as cluster
 from tests.support.fake_openai import FakeOpenAIServer, Reply, completion
 from tests.support.realtime import worker_env
+from workspace.models import Artifact
 from workspace.selectors import workspace_access
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-def test_it_runs_a_task_on_a_real_qcluster_with_the_scripted_planner(workspace, alice):
-    # given a task created by a person (its first turn is enqueued when the transaction commits)
+def test_it_makes_three_posters_on_a_real_qcluster_after_one_approval(workspace, alice):
+    # given a funded workspace and a person asking for posters (the turn is enqueued on commit)
     access = workspace_access(principal=alice, workspace_id=workspace.pk)
+    wallet_topup(access=access, amount=1000)
     task = task_create(access=access, title="Posters", brief="Make a series of 3 retro brand posters")
-    turn = Turn.objects.get(task=task)
 
-    # when a real cluster is running
-    with cluster.running(worker_env(redis_url=None, Q_WORKERS="1")) as (process, log):
-        cluster.wait_for(
-            lambda: Turn.objects.filter(pk=turn.pk, status=TurnStatus.COMPLETED).exists(),
-            timeout=60,
-            process=process,
-            log=log,
-            what="the turn to complete",
-        )
-        cluster.wait_for(
-            lambda: Success.objects.filter(func="agents.tasks.run_turn").exists(),
-            timeout=20,
-            process=process,
-            log=log,
-            what="django-q to record the job",
-        )
+    with cluster.running(worker_env(redis_url=None, Q_WORKERS="2")) as (process, log):
+        # when the scripted planner has planned and quoted the series
+        def quoted():
+            task.refresh_from_db()
+            return task.status == TaskStatus.WAITING and task.waiting_for.get("type") == "approval"
 
-    # then the scripted planner planned the three posters through real tool calls, and said what it is
-    titles = list(ChecklistItem.objects.filter(task=task).values_list("title", flat=True))
-    assert len(titles) == 3
-    steps = list(Step.objects.filter(turn=turn).order_by("index"))
-    assert steps[0].model == "lomote-scripted-planner-1"
-    assert "not an LLM" in steps[-1].text
-    task.refresh_from_db()
-    assert task.status in (TaskStatus.IDLE, TaskStatus.DONE)  # with no generation tools it stops and says why
+        cluster.wait_for(quoted, timeout=60, process=process, log=log, what="the quote for the plan")
+        # and the person approves it (the only thing they do)
+        approval_grant(access=access, task_id=task.pk, budget=task.waiting_for["amount"])
+
+        # then the cluster renders the posters and the task finishes by itself
+        def done():
+            task.refresh_from_db()
+            return task.status == TaskStatus.DONE
+
+        cluster.wait_for(done, timeout=120, process=process, log=log, what="the posters")
+
+    items = list(ChecklistItem.objects.filter(task=task).order_by("position"))
+    assert [i.status for i in items] == ["done"] * 3
+    assert all("not an LLM" in s.text for s in Step.objects.filter(turn__task=task))
+    images = Artifact.objects.filter(workspace=workspace, kind="image")
+    assert images.count() == 3
+    for artifact in images:
+        version = artifact.versions.get()
+        with version.file.open("rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"  # a real PNG, rendered by the procedural provider
+    assert list(Order.objects.values_list("status", flat=True)) == ["captured"] * 3
+    assert wallet_reconcile(workspace.pk)[0]
+    assert Success.objects.filter(func="agents.tasks.run_turn").exists()
 
 
 def test_it_fails_a_turn_whose_workers_are_killed_repeatedly_instead_of_looping(workspace, alice, settings):

@@ -432,21 +432,28 @@ class _InstantImage(Tool):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_drives_a_real_turn_offline_to_an_honest_answer(task):
-    # given a task and the default lease (the scripted planner), with no image tool installed
+def test_it_drives_a_real_turn_offline_to_a_quote_for_the_plan(task):
+    # given a task and the default lease (the scripted planner) with the real image tool
     turn = rt.start_turn(task)
     # when the runtime runs the turn
     outcome = turn_run(turn_id=turn.pk, generation=1)
-    # then the planner planned through real tool calls and then explained why it stopped
+    # then the planner planned, loaded the image tools and asked for the posters through real tool calls;
+    # the plan's total needs a person's approval, so the task waits for it with nothing spent
     steps = list(Step.objects.filter(turn=turn).order_by("index"))
     names = [[c.name for c in ToolCall.objects.filter(step=s).order_by("index")] for s in steps]
-    assert names == [["read_task_state", "update_checklist"], ["load_tools"], []]
+    assert names == [
+        ["read_task_state", "update_checklist"],
+        ["load_tools"],
+        ["update_checklist", "generate_image", "generate_image", "generate_image"],
+    ]
     assert all(s.model == MODEL_NAME and "not an LLM" in s.text for s in steps)
     assert list(ChecklistItem.objects.filter(task=task).values_list("title", flat=True)) == [
         f"Poster {n} of 3 — retro poster" for n in (1, 2, 3)
     ]
-    assert "no image tool (generate_image)" in steps[-1].text
-    assert outcome == "no_progress"
+    assert outcome == "suspended"
+    task.refresh_from_db()
+    assert task.waiting_for["type"] == "approval" and task.waiting_for["amount"] == 120
+    assert set(ChecklistItem.objects.filter(task=task).values_list("status", flat=True)) == {"pending"}
 
 
 @pytest.mark.django_db(transaction=True)
