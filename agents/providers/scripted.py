@@ -101,6 +101,22 @@ CHANGE_WORDS = frozenset(
     claire sombre déplace déplacer bouge bouger change changer modifie modifier refais refaire plus moins""".split()
 )
 REVISION_PREFIX = "Revision requested: "
+# A video "from a photo" starts from an image of the workspace: found with search_assets first.
+PHOTO_WORDS = frozenset("photo photos picture pictures image images pic photograph selfie".split())
+QUERY_SKIP = frozenset(
+    """a an the my our your this that these those of from into in to turn make create yesterday yesterday's
+    today today's last recent old new une un le la les de du des ma mon mes ta ton hier d'hier en""".split()
+)
+
+
+def photo_query(title: str) -> str | None:
+    """`Turn yesterday's cat photo into a video` → "cat photo" (the words naming the image)."""
+    words = re.findall(r"[\w']+", title.lower())
+    for i, word in enumerate(words):
+        if word in PHOTO_WORDS:
+            before = [w for w in words[max(0, i - 3) : i] if w not in QUERY_SKIP and not w.isdigit()]
+            return " ".join([*before[-2:], word])
+    return None
 
 
 def revision_of(item: dict[str, Any]) -> str | None:
@@ -174,6 +190,7 @@ WORDS: dict[str, dict[str, str]] = {
         "status_skipped": "skipped",
         "needs_confirmation": " (needs your confirmation)",
         "revising": "you asked for a change to finished work (“{text}”): I will make new versions of {items}.",
+        "searching": "I am looking for the image to start from: {query}.",
     },
     "fr": {
         "intro": "Planificateur scripté de Lomote (pas un LLM) :",
@@ -227,6 +244,7 @@ WORDS: dict[str, dict[str, str]] = {
         "status_skipped": "ignorée",
         "needs_confirmation": " (à confirmer par vous)",
         "revising": "vous demandez une modification (« {text} ») : je fais de nouvelles versions de {items}.",
+        "searching": "je cherche l’image de départ : {query}.",
     },
 }
 KIND_NAMES = {
@@ -311,7 +329,19 @@ def _singular(word: str, lang: str) -> str:
 
 
 def classify(text: str) -> Strategy | None:
-    """The strategy of the first kind word in the text: "a poster with a text" is an image."""
+    """The strategy of the first kind word in the text: "a poster with a text" is an image.
+
+    What something is turned *into* wins: "turn the cat photo into a video" is a video.
+    """
+    target = re.split(r"\binto\b|\ben\s+(?=(?:une?\s+)?\w+)", text, maxsplit=1, flags=re.IGNORECASE)
+    if len(target) == 2 and target[1].strip():
+        found = _classify_tokens(target[1])
+        if found is not None:
+            return found
+    return _classify_tokens(text)
+
+
+def _classify_tokens(text: str) -> Strategy | None:
     for token in _tokens(text):
         forms = {token, _singular(token, "en"), _singular(token, "fr")}
         for strategy in STRATEGIES:
@@ -618,6 +648,12 @@ class _Planner:
                 [w["loading"].format(items=self.items_label(waiting), domains=domains)],
                 [("load_tools", {"domain": d}) for d in to_load],
             )
+        searches = self.photo_searches(actionable)
+        if searches:
+            return Decision(
+                [self.words["searching"].format(query=", ".join(q for _, q in searches))],
+                [("search_assets", {"query": q, "kinds": ["image"]}) for _, q in searches],
+            )
         if actionable:
             batch = actionable[:MAX_GENERATIONS_PER_STEP]
             calls: list[tuple[str, dict[str, Any]]] = []
@@ -635,12 +671,43 @@ class _Planner:
                     for item, strategy in batch
                 ]
                 calls.append(("update_checklist", {"updates": updates}))
-            calls += [(s.tool, s.arguments(item=item, task=self.task)) for item, s in batch]
+            calls += [(s.tool, self.arguments(item, s)) for item, s in batch]
             return Decision([w["generating"].format(items=self.items_label([i for i, _ in batch]))], calls)
         question = self.question()
         if question and self.can("ask_user") and not any(r.get("name") == "ask_user" for r in self.results):
             return self.ask(w["ask_question"].format(question=_short(question)), [w["opt_keep"], w["opt_new"]])
         return Decision(self.summary())
+
+    def found_image(self, query: str) -> int | None:
+        """The first image a search for `query` found at the previous step."""
+        for result in self.results:
+            content = result.get("result") if isinstance(result.get("result"), dict) else {}
+            if result.get("name") == "search_assets" and content.get("query") == query:
+                hits = content.get("results") or []
+                return hits[0].get("id") if hits else 0
+        return None
+
+    def photo_searches(self, actionable: list[tuple[dict[str, Any], "Strategy"]]) -> list[tuple[dict, str]]:
+        """Video items made from a photo whose image was not looked up yet."""
+        if not self.can("search_assets"):
+            return []
+        searches = []
+        for item, strategy in actionable:
+            query = photo_query(item.get("title") or "") if strategy.kind == "video" else None
+            if query and self.found_image(query) is None and not revision_of(item):
+                searches.append((item, query))
+        return searches
+
+    def arguments(self, item: dict[str, Any], strategy: "Strategy") -> dict[str, Any]:
+        arguments = strategy.arguments(item=item, task=self.task)
+        query = photo_query(item.get("title") or "") if strategy.kind == "video" else None
+        source = self.found_image(query) if query else None
+        if source:
+            arguments["source_artifact_id"] = source
+        seconds = re.search(r"(\d{1,2})[- ]?(?:s|sec|secs|second|seconds|seconde|secondes)\b", item.get("title") or "")
+        if strategy.kind == "video" and seconds and 1 <= int(seconds.group(1)) <= 60:
+            arguments["seconds"] = int(seconds.group(1))
+        return arguments
 
     def strategy_for(self, item: dict[str, Any]) -> Strategy | None:
         return classify(item.get("title") or "") or classify(self.task.get("brief") or "")

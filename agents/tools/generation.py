@@ -37,6 +37,9 @@ class GenerateArgs(ToolArgs):
 
 class VideoArgs(GenerateArgs):
     seconds: int = Field(default=5, ge=1, le=60)
+    source_artifact_id: int | None = Field(
+        default=None, ge=1, description="An image of the workspace to animate (e.g. a photo found with search_assets)."
+    )
 
 
 def _open_items(task_id: int) -> int:
@@ -52,6 +55,7 @@ class _Generate(Tool):
     transactional = False  # the provider is called outside any transaction
     idempotent = True  # repeated with the same call id, billing and the job store return what exists
     required_role = Role.EDITOR
+    paid = True
 
     def params(self, args: GenerateArgs) -> dict:
         return {}
@@ -176,10 +180,22 @@ class GenerateVideo(_Generate):
     Args = VideoArgs
 
     def params(self, args: VideoArgs) -> dict:
-        return {"seconds": args.seconds}
+        if args.source_artifact_id is None:
+            return {"seconds": args.seconds}
+        return {"seconds": args.seconds, "source_artifact_id": args.source_artifact_id}
 
     def plan_params(self, args: VideoArgs, items: int) -> dict:
         return {"seconds": min(args.seconds * items, 60)}
+
+    def run(self, ctx: ToolContext, args: VideoArgs) -> ToolResult:
+        if args.source_artifact_id is not None:
+            try:
+                source = artifact_get(workspace_id=ctx.workspace_id, artifact_id=args.source_artifact_id)
+            except DomainError as exc:
+                raise ToolError(exc.message, code=exc.code) from None
+            if source.kind != "image":
+                raise ToolError("The source must be an image artifact.", code="source_not_an_image")
+        return super().run(ctx, args)
 
 
 @register

@@ -83,3 +83,34 @@ def test_it_revises_finished_posters_as_new_versions_of_the_same_artifacts(works
     # six posters paid once each, after two approvals; the person never typed "continue"
     assert list(Order.objects.values_list("status", flat=True)) == ["captured"] * 6
     assert wallet_reconcile(workspace.pk)[0]
+
+
+def test_it_turns_a_photo_of_the_workspace_into_a_video_of_the_asked_length(workspace, alice, upstream, no_enqueue):
+    from django.core.files.base import ContentFile
+    from django.db import transaction
+
+    from workspace.generation.procedural import render_image
+    from workspace.services.artifacts import artifact_create
+
+    access = workspace_access(principal=alice, workspace_id=workspace.pk)
+    wallet_topup(access=access, amount=1000)
+    # given yesterday's cat photo in the workspace
+    with transaction.atomic():
+        photo = render_image("a cat photo")
+        cat = artifact_create(
+            workspace_id=workspace.pk,
+            kind="image",
+            title="Cat photo",
+            file=ContentFile(photo.content, "cat.png"),
+            media_type="image/png",
+            author_user=alice,
+        )
+    # when the person asks for a video of it
+    task = task_create(access=access, title="Cat video", brief="Turn yesterday's cat photo into a 5-second video")
+    run_queued_turns()
+    # then the planner found the photo and asked for a 5-second video made from it
+    job = GenerationJob.objects.get(task_id=task.pk)
+    assert (job.kind, job.params) == ("video", {"seconds": 5, "source_artifact_id": cat.pk})
+    complete_open_jobs()
+    task.refresh_from_db()
+    assert task.status == TaskStatus.DONE

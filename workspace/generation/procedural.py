@@ -34,6 +34,7 @@ from PIL import Image, ImageDraw, ImageFont, features
 
 from lomote.exceptions import InvalidInput
 from workspace.generation.base import Output, ReportFn, WorkerProvider
+from workspace.selectors import artifact_version_get
 
 RGB = tuple[int, int, int]
 Progress = Callable[[int], None]
@@ -535,6 +536,48 @@ def render_animation(prompt: str, params: dict[str, Any] | None = None, progress
     return Output(content=buffer.getvalue(), media_type=media_type, filename=filename, meta=meta)
 
 
+def render_from_source(
+    source: Image.Image, params: dict[str, Any] | None = None, progress: Progress | None = None
+) -> Output:
+    """Animate an existing image: a slow push-in and pan across it ("Ken Burns"), `seconds` long."""
+    params = params or {}
+    fps = float(params.get("fps", 8))
+    count = max(2, min(MAX_FRAMES, round(int(params.get("seconds", 5)) * fps)))
+    size = _size(params, (512, 512))
+    source = source.convert("RGB")
+    frames = []
+    for i in range(count):
+        t = i / (count - 1)
+        zoom = 1.0 + 0.18 * t  # the crop shrinks as the camera pushes in
+        crop_w, crop_h = source.width / zoom, source.height / zoom
+        left = (source.width - crop_w) * (0.25 + 0.5 * t)
+        top = (source.height - crop_h) * 0.5
+        frame = source.crop((round(left), round(top), round(left + crop_w), round(top + crop_h)))
+        frames.append(frame.resize(size, Image.Resampling.LANCZOS))
+        if progress:
+            progress(10 + round(80 * (i + 1) / count))
+    duration = round(1000 / fps)
+    buffer = io.BytesIO()
+    if features.check("webp"):
+        frames[0].save(
+            buffer, format="WEBP", save_all=True, append_images=frames[1:], duration=duration, loop=0, quality=82
+        )
+        media_type, filename = "image/webp", "animation.webp"
+    else:
+        frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=duration, loop=0)
+        media_type, filename = "image/gif", "animation.gif"
+    meta = {
+        "width": size[0],
+        "height": size[1],
+        "renderer": "procedural-source-animation-1",
+        "source_artifact_id": params.get("source_artifact_id"),
+        "frames": count,
+        "frame_duration_ms": duration,
+        "duration_ms": duration * count,
+    }
+    return Output(content=buffer.getvalue(), media_type=media_type, filename=filename, meta=meta)
+
+
 def _meta(style: Style, size: tuple[int, int], *, renderer: str) -> dict[str, Any]:
     return {
         "width": size[0],
@@ -701,6 +744,8 @@ _PARAM_TYPES: dict[str, tuple[type, ...]] = {
     "palette": (str,),
     "layout": (str,),
     "shape": (str,),
+    "seconds": (int,),
+    "source_artifact_id": (int,),
 }
 _PARAM_CHOICES = {
     "text_position": {"top", "middle", "bottom"},
@@ -733,6 +778,10 @@ class ProceduralProvider(WorkerProvider):
                 errors[name] = [f"Between 2 and {MAX_FRAMES}."]
             elif name == "fps" and not 1 <= value <= 30:
                 errors[name] = ["Between 1 and 30."]
+            elif name == "seconds" and not 1 <= value <= 60:
+                errors[name] = ["Between 1 and 60."]
+            elif name == "source_artifact_id" and kind != "video":
+                errors[name] = ["Only a video can start from an existing image."]
             elif name == "warmth" and not -1 <= value <= 1:
                 errors[name] = ["Between -1 and 1."]
             elif name in ("title", "subtitle") and len(value) > 60:
@@ -746,5 +795,20 @@ class ProceduralProvider(WorkerProvider):
         def progress(percent: int) -> None:
             report("running", progress=percent)
 
-        output = render(job.kind, job.prompt, job.params, progress=progress)
+        source_id = (job.params or {}).get("source_artifact_id")
+        if source_id is not None:
+            output = render_from_source(_source_image(job.workspace_id, source_id), job.params, progress=progress)
+        else:
+            output = render(job.kind, job.prompt, job.params, progress=progress)
         report("succeeded", output=output)
+
+
+def _source_image(workspace_id: int, artifact_id: int) -> Image.Image:
+    """The current version of an image artifact of the same workspace (NotFound otherwise)."""
+    version = artifact_version_get(workspace_id=workspace_id, artifact_id=artifact_id)
+    if not version.file:
+        raise InvalidInput("The source artifact has no image file.", code="source_not_an_image")
+    with version.file.open("rb") as f:
+        image = Image.open(io.BytesIO(f.read()))
+        image.load()
+    return image
