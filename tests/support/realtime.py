@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-from urllib.parse import quote
 
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -18,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from lomote.asgi import application
+from lomote.database import current_database_url
 from workspace.services.events import event_append
 
 ORIGIN = "http://testserver"
@@ -141,15 +141,9 @@ def channel_layers_config(*, capacity: int | None = None) -> dict:
 
 def database_url_of_test_db() -> str:
     """DATABASE_URL of the database this test runs on (the test database, not the configured one)."""
-    db = settings.DATABASES["default"]
-    if db["ENGINE"] != "django.db.backends.postgresql":
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         raise RuntimeError("worker-process tests share a PostgreSQL database with the test process")
-    credentials = quote(db["USER"] or "", safe="")
-    if db.get("PASSWORD"):
-        credentials += ":" + quote(db["PASSWORD"], safe="")
-    host = db.get("HOST") or "127.0.0.1"
-    port = db.get("PORT") or 5432
-    return f"postgres://{credentials}@{host}:{port}/{quote(db['NAME'], safe='')}"
+    return current_database_url()
 
 
 def worker_env(*, redis_url: str | None, **extra: str) -> dict[str, str]:
