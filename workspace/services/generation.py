@@ -340,8 +340,11 @@ def _store_output(job: GenerationJob, output: Output) -> ArtifactVersion:
 
 
 def _title(job: GenerationJob, output: Output) -> str:
+    """The first sentence of the request names the work ("Poster 1 of 3 — retro brand poster"); the text
+    drawn on an image (meta["title"]) is only a fallback."""
+    first = job.prompt.split(". ", 1)[0]
     title = output.meta.get("title") if isinstance(output.meta.get("title"), str) else ""
-    text = " ".join((title or job.prompt).split())
+    text = " ".join((first or title).split())
     return (text[:80].rstrip() + "…") if len(text) > 80 else (text or "Generation")
 
 
