@@ -28,6 +28,23 @@ class TaskStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class Autonomy(models.TextChoices):
+    """How far a task goes on by itself (DESIGN §5). Separate from its budget (billing) and permissions."""
+
+    ASK = "ask", "Ask before each paid step and before continuing"
+    CHECKPOINTS = "checkpoints", "Ask at checkpoints and when billing requires"
+    AUTO = "auto", "Continue without asking, within the budget"
+
+
+# The tool domains a person can allow or refuse a task (base tools are always allowed).
+PERMISSION_DOMAINS = ("image", "video", "3d", "documents", "flows", "assets")
+
+
+def default_permissions() -> dict:
+    """Every domain; irreversible tools allowed, but each call still waits for a person's confirmation."""
+    return {"domains": list(PERMISSION_DOMAINS), "irreversible": True}
+
+
 class Task(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="tasks")
     kind = models.CharField(max_length=16, choices=TaskKind.choices, default=TaskKind.PERSISTENT)
@@ -41,6 +58,9 @@ class Task(models.Model):
     waiting_for = models.JSONField(default=dict, blank=True)
     # Consecutive turns started by the runtime itself (no person in between); capped by settings.
     auto_turns = models.PositiveIntegerField(default=0)
+    autonomy = models.CharField(max_length=16, choices=Autonomy.choices, default=Autonomy.CHECKPOINTS)
+    # What the task may do: {"domains": [...], "irreversible": bool}. Checked at every tool execution.
+    permissions = models.JSONField(default=default_permissions, blank=True)
     model_profile = models.ForeignKey(
         "agents.ModelProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks"
     )
@@ -339,6 +359,11 @@ class InboxStatus(models.TextChoices):
     CONSUMED = "consumed", "Consumed"
     WITHDRAWN = "withdrawn", "Withdrawn"
     REPLACED = "replaced", "Replaced"
+
+
+# The source of an inbox message the runtime writes for the model (e.g. "the person declined the quote"):
+# read at the task's next turn with everything else, but never a reason to start one.
+RUNTIME_NOTE = "runtime"
 
 
 class InboxMessage(models.Model):

@@ -1,8 +1,10 @@
 """What happens after a cycle (DESIGN §3, figure 9), decided from persisted state only.
 
-checklist complete → done; pending messages → next turn; progress made and items left → next turn on
-its own (the person never types "continue"); no progress → stop with a reason; a wait → suspend and free
-the worker. Each ending is one fenced transaction that also records the event the person sees.
+checklist complete → done; pending messages → next turn; stopped at a checkpoint nobody was asked about →
+the runtime's own confirm card (safety net); no progress → stop with a reason; progress made and items left
+→ next turn on its own (the person never types "continue"), unless the task's autonomy is "ask" (a confirm
+card instead); a wait → suspend and free the worker, with the card a person's wait needs. Each ending is one
+fenced transaction that also records the event the person sees.
 """
 
 from django.conf import settings
@@ -10,9 +12,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.exceptions import Fenced
-from agents.models import ChecklistStatus, InboxStatus, Task, TaskStatus, Turn, TurnStatus
+from agents.models import Autonomy, ChecklistStatus, InboxStatus, Task, TaskStatus, Turn, TurnStatus
 from agents.runtime.fencing import fence
 from agents.runtime.queue import enqueue_turn
+from agents.services.cards import card_open_for_wait, card_open_safety_net, card_open_to_continue, checkpoint_unasked
 from agents.services.generation_results import decide_after_jobs
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move, turn_move
@@ -45,6 +48,10 @@ def _set_task(task: Task, status: str, *, reason: str = "", waiting_for: dict | 
     event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
 
 
+def _card_wait(card, **flags) -> dict:
+    return {"type": "person", "card": card.pk, **flags}
+
+
 def _has_pending_inbox(task: Task) -> bool:
     return task.inbox.filter(status=InboxStatus.PENDING).exists()
 
@@ -65,12 +72,23 @@ def cycle_end(turn_id: int, generation: int, task_id: int | None = None) -> str:
             task.save(update_fields=["auto_turns"])
             turn_start(task=task, trigger="message")
             return "next_turn"
+        # Safety net: stopped at a checkpoint nobody was asked about — the runtime asks, the task waits.
+        checkpoint = checkpoint_unasked(task) if open_items else None
+        if checkpoint is not None:
+            card = card_open_safety_net(task, checkpoint, turn=turn)
+            _set_task(task, TaskStatus.WAITING, reason="checkpoint", waiting_for=_card_wait(card, safety_net=True))
+            return "checkpoint"
         if open_items and not turn.made_progress:
             _set_task(task, TaskStatus.IDLE, reason="no_progress")
             return "no_progress"
         if open_items and task.auto_turns >= settings.LOMOTE_MAX_AUTO_TURNS:
             _set_task(task, TaskStatus.IDLE, reason="auto_turn_cap")
             return "auto_turn_cap"
+        if open_items and task.autonomy == Autonomy.ASK:
+            # Going on by itself needs autonomy beyond "ask": a person confirms each next step.
+            card = card_open_to_continue(task, turn=turn)
+            _set_task(task, TaskStatus.WAITING, reason="checkpoint", waiting_for=_card_wait(card, next_step=True))
+            return "checkpoint"
         if open_items:
             task.auto_turns += 1
             task.save(update_fields=["auto_turns"])
@@ -90,6 +108,9 @@ def turn_suspend(turn_id: int, generation: int, task_id: int | None = None) -> s
         if waiting_for.get("type") == "person" and _has_pending_inbox(task):
             turn_start(task=task, trigger="message")  # the answer is already here
             return "next_turn"
+        card = card_open_for_wait(task, waiting_for, turn=turn)
+        if card is not None:
+            waiting_for = {**waiting_for, "card": card.pk}
         _set_task(task, TaskStatus.WAITING, reason="waiting", waiting_for=waiting_for)
         if waiting_for.get("type") == "jobs":
             # Fast jobs may have settled before this commit; their reaction saw a running task.

@@ -18,8 +18,9 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from agents.exceptions import Fenced, ToolError
-from agents.models import Task, ToolCall, ToolCallStatus, Turn
+from agents.models import Autonomy, Task, ToolCall, ToolCallStatus, Turn
 from agents.runtime.fencing import fence_task, fence_turn
+from agents.services.cards import card_gate_call
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from agents.tools.permissions import check_tool_permission, with_acting_role
 from agents.tools.registry import tool_get
@@ -34,6 +35,12 @@ OUTCOME_UNKNOWN = {
         "safe to repeat. It was not run again. Check the current state before deciding what to do."
     ),
 }
+
+
+NEEDS_CONFIRMATION = (
+    "Nothing was done: a person must confirm this call first, on the card named here. The turn ends now. Once "
+    "they confirm you will be told; then call the tool again with exactly the same arguments."
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,8 @@ def calls_run(run: RunContext, calls: list[ToolCall]) -> list[Outcome]:
     return outcomes
 
 
-def _context(run: RunContext, call: ToolCall, role: str) -> ToolContext:
+def _context(run: RunContext, call: ToolCall, task: Task) -> ToolContext:
+    """The call's context, with the task's role, permissions and autonomy as read with the task row."""
     return ToolContext(
         workspace_id=run.workspace_id,
         task_id=run.task_id,
@@ -81,7 +89,9 @@ def _context(run: RunContext, call: ToolCall, role: str) -> ToolContext:
         step_index=int(call.call_id.split(":")[1]),
         call_id=call.call_id,
         generation=run.generation,
-        role=role,
+        role=task.acting_role,
+        permissions=task.permissions,
+        autonomy=task.autonomy,
     )
 
 
@@ -98,7 +108,7 @@ def _run_one(run: RunContext, call: ToolCall) -> Outcome:
         try:
             with transaction.atomic():
                 task = fence_task(run.turn_id, run.generation, run.task_id)
-                ctx = _context(run, call, task.acting_role)
+                ctx = _context(run, call, task)
                 checked = _check(tool_cls, ctx, call)
                 outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked)
                 if outcome.status != ToolCallStatus.DONE and not isinstance(checked, Outcome):
@@ -126,24 +136,26 @@ def _run_one(run: RunContext, call: ToolCall) -> Outcome:
             kind="tool_call.started",
             data={"task": run.task_id, "turn": run.turn_id, "call": call.call_id, "name": call.name},
         )
-        role = acting_role(run.task_id)
+        task = acting_task(run.task_id)
     call.status, call.started_generation, call.started_at = ToolCallStatus.STARTED, run.generation, now
     call.attempts += 1
-    ctx = _context(run, call, role)
+    ctx = _context(run, call, task)
     checked = _check(tool_cls, ctx, call)
     outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked)
     _record(run, call, outcome, late_ok=isinstance(checked, ToolArgs))
     return outcome
 
 
-def acting_role(task_id: int) -> str:
-    return with_acting_role(Task.objects.filter(pk=task_id)).get().acting_role
+def acting_task(task_id: int) -> Task:
+    """The task's role, permissions and autonomy, in one query."""
+    return with_acting_role(Task.objects.filter(pk=task_id).only("created_by_id", "permissions", "autonomy")).get()
 
 
 def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> ToolArgs | Outcome:
-    """Server-side checks, whatever the model was shown: the tool exists, is permitted, its args are valid.
+    """Server-side checks, whatever the model was shown: the tool exists, is permitted, its args are valid,
+    and — for an irreversible call, or a paid one when the task's autonomy is "ask" — a person confirmed it.
 
-    Returns the validated arguments, or the failed outcome the model will read.
+    Returns the validated arguments, or the outcome the model will read (a failure, or a wait for a card).
     """
     if tool_cls is None:
         return Outcome(ToolCallStatus.FAILED, error=_error("unknown_tool", f"There is no tool named {call.name!r}."))
@@ -154,13 +166,27 @@ def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> Too
     if not isinstance(call.input, dict) or "_raw" in call.input:
         return Outcome(ToolCallStatus.FAILED, error=_error("invalid_arguments", "Arguments must be a JSON object."))
     try:
-        return tool_cls.Args.model_validate(call.input)
+        args = tool_cls.Args.model_validate(call.input)
     except ValidationError as exc:
         problems = [{"field": ".".join(map(str, e["loc"])), "problem": e["msg"]} for e in exc.errors()]
         return Outcome(
             ToolCallStatus.FAILED,
             error=_error("invalid_arguments", "The arguments do not match the tool's schema.", {"problems": problems}),
         )
+    if tool_cls.irreversible or (tool_cls.paid and ctx.autonomy == Autonomy.ASK):
+        wait = card_gate_call(
+            workspace_id=ctx.workspace_id,
+            task_id=ctx.task_id,
+            turn_id=ctx.turn_id,
+            call_id=call.call_id,
+            tool=call.name,
+            arguments=call.input,
+            irreversible=tool_cls.irreversible,
+        )
+        if wait is not None:
+            content = {"status": "needs_confirmation", **wait, "message": NEEDS_CONFIRMATION}
+            return Outcome(ToolCallStatus.DONE, result=content, tool_result=ToolResult(content=content, suspend=wait))
+    return args
 
 
 def _invoke(tool: Tool, ctx: ToolContext, args: ToolArgs) -> Outcome:

@@ -18,7 +18,16 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from agents.locks import task_qs_for_update, turn_qs_for_update
-from agents.models import ACTIVE_TURN_STATUSES, InboxMessage, InboxStatus, Task, TaskStatus, Turn, TurnStatus
+from agents.models import (
+    ACTIVE_TURN_STATUSES,
+    RUNTIME_NOTE,
+    InboxMessage,
+    InboxStatus,
+    Task,
+    TaskStatus,
+    Turn,
+    TurnStatus,
+)
 from agents.runtime.queue import enqueue_turn
 from agents.services.generation_results import task_job_settled, tasks_waiting_on_settled_jobs
 from agents.services.turns import task_status_data, turn_start
@@ -105,11 +114,13 @@ def _unread_messages():
 
     A message already pending when the task's last turn failed or stopped at a limit was that turn's to
     read: starting a turn for it again would loop on the same failure. It waits for the person instead
-    (a new message, a resume), and the task shows why it stopped.
+    (a new message, a resume), and the task shows why it stopped. A runtime note (e.g. "the person declined
+    the quote") waits for the task's next turn and never starts one.
     """
     last_turn = Turn.objects.filter(task=OuterRef("task")).order_by("-number")
     return (
         InboxMessage.objects.filter(status=InboxStatus.PENDING)
+        .exclude(source=RUNTIME_NOTE)
         .annotate(
             last_status=Subquery(last_turn.values("status")[:1]), last_end=Subquery(last_turn.values("finished_at")[:1])
         )

@@ -4,14 +4,16 @@ The job's own transaction already stored the artifact version, updated the card 
 Here, in a transaction of its own (task lock first, like every task writer), the result is recorded on
 the checklist and the runtime decides — from persisted state, without a model call — whether the task
 wakes: only if it was waiting for these jobs, all of them are settled, later checklist items remain, and
-continuing is authorised. A task stopped meanwhile keeps its state: nothing is recorded, nothing wakes.
+continuing is authorised (under autonomy "ask", a confirm card asks a person instead). A task stopped
+meanwhile keeps its state: nothing is recorded, nothing wakes.
 """
 
 from django.conf import settings
 from django.db import transaction
 
 from agents.locks import task_qs_for_update
-from agents.models import ChecklistItem, ChecklistStatus, Task, TaskStatus, ToolCall
+from agents.models import Autonomy, ChecklistItem, ChecklistStatus, Task, TaskStatus, ToolCall
+from agents.services.cards import card_open_to_continue, task_wait_for_card
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move
 from workspace.models import GenerationJob, JobStatus
@@ -76,6 +78,10 @@ def decide_after_jobs(task: Task) -> str:
         return _stop(task, TaskStatus.IDLE, "generation_failed")
     if not task.checklist.filter(status__in=OPEN).exists():
         return _stop(task, TaskStatus.DONE, "checklist_complete")
+    if task.autonomy == Autonomy.ASK:
+        # Going on by itself after a completion needs autonomy beyond "ask": a person confirms the next step.
+        task_wait_for_card(task, card_open_to_continue(task), next_step=True)
+        return "checkpoint"
     return _continue(task, trigger="jobs_settled")
 
 

@@ -32,6 +32,9 @@ class ToolContext:
     call_id: str  # stable `turn:step:index`; also the idempotency key of paid calls
     generation: int
     role: str  # the role the task acts with (its creator's current role)
+    # The task's settings as the runtime read them with the task row; None means "read them when needed".
+    permissions: dict[str, Any] | None = None
+    autonomy: str | None = None
 
 
 @dataclass
@@ -58,6 +61,11 @@ class Tool(ABC):
     idempotent: ClassVar[bool] = True
     transactional: ClassVar[bool] = True
     required_role: ClassVar[str] = Role.VIEWER
+    # Cannot be undone (deleting artifacts, forgetting memories): every call waits for a person's
+    # confirmation card first, whatever the task's autonomy (DESIGN §5).
+    irreversible: ClassVar[bool] = False
+    # Spends money: with the task's autonomy at "ask", every call waits for a person's confirmation first.
+    paid: ClassVar[bool] = False
 
     @abstractmethod
     def run(self, ctx: ToolContext, args: ToolArgs) -> ToolResult:

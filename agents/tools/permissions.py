@@ -1,7 +1,8 @@
 """Server-side execution rights of tools (DESIGN §5, §7).
 
 Which tools a model was shown is not a security boundary: every call is checked here when it runs,
-against the role the task acts with right now — its creator's current membership role.
+against the role the task acts with right now — its creator's current membership role — and against the
+permissions the person gave the task (its allowed tool domains, whether irreversible tools may run at all).
 """
 
 from django.db.models import OuterRef, Subquery, Value
@@ -10,6 +11,7 @@ from django.db.models.functions import Coalesce
 from agents.exceptions import ToolPermissionDenied
 from agents.models import Task
 from agents.tools.base import Tool, ToolContext
+from agents.tools.registry import BASE_DOMAIN
 from workspace.models import Membership, Role, role_at_least
 
 
@@ -30,7 +32,12 @@ def task_role(task: Task) -> str:
 
 
 def check_tool_permission(tool_cls: type[Tool], ctx: ToolContext) -> None:
-    """Raise ToolPermissionDenied unless the task's role reaches the tool's required role."""
+    """Raise ToolPermissionDenied unless the task's role reaches the tool's required role and the task's
+    permissions allow the tool's domain (and, for an irreversible tool, irreversible operations).
+
+    The runtime passes the permissions it read with the task row (`ctx.permissions`); without them they are
+    read here, and only for a tool outside the always-allowed base domain.
+    """
     try:
         allowed = role_at_least(ctx.role, tool_cls.required_role)
     except ValueError:  # an unknown role grants nothing
@@ -41,6 +48,28 @@ def check_tool_permission(tool_cls: type[Tool], ctx: ToolContext) -> None:
             f"acts as {ctx.role}. Ask the person to do it, or to grant the role.",
             details={"tool": tool_cls.name, "required_role": tool_cls.required_role, "task_role": ctx.role},
         )
+    if tool_cls.domain == BASE_DOMAIN and not tool_cls.irreversible:
+        return
+    permissions = ctx.permissions if ctx.permissions is not None else task_permissions(ctx.task_id)
+    domains = permissions.get("domains")
+    if tool_cls.domain != BASE_DOMAIN and (not isinstance(domains, list) or tool_cls.domain not in domains):
+        raise ToolPermissionDenied(
+            f"This task is not allowed to use {tool_cls.domain} tools such as {tool_cls.name}. Tell the person; "
+            "they can allow it in the task's settings.",
+            details={"tool": tool_cls.name, "domain": tool_cls.domain, "allowed_domains": domains or []},
+        )
+    if tool_cls.irreversible and permissions.get("irreversible") is not True:
+        raise ToolPermissionDenied(
+            f"This task is not allowed irreversible operations such as {tool_cls.name}. Tell the person; they "
+            "can allow them in the task's settings (each one is still confirmed first).",
+            details={"tool": tool_cls.name, "irreversible": True},
+        )
+
+
+def task_permissions(task_id: int) -> dict:
+    """The task's permissions as stored; a task that no longer exists is allowed nothing."""
+    permissions = Task.objects.filter(pk=task_id).values_list("permissions", flat=True).first()
+    return permissions if isinstance(permissions, dict) else {}
 
 
 def with_acting_role(tasks):
