@@ -15,8 +15,12 @@ from lomote.exceptions import PermissionDenied
 from lomote.serializers import error_responses
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
+from workspace.flows.runner import flow_run_start
 from workspace.models import JobStatus, Role
 from workspace.services import workspaces as services
+from workspace.services.artifacts import artifact_create
+from workspace.services.documents import document_edit, document_write
+from workspace.services.flows import flow_create, flow_edit
 
 WORKSPACE_ID = OpenApiParameter("workspace_id", int, OpenApiParameter.PATH)
 
@@ -280,6 +284,124 @@ class ArtifactVersionFileApi(WorkspaceApi):
         response["Content-Security-Policy"] = "default-src 'none'; sandbox"
         response["Cache-Control"] = "private, max-age=3600"
         return response
+
+
+def _author(access) -> dict:
+    return {"author_user": access.user}
+
+
+class ArtifactCreateApi(WorkspaceApi):
+    serializer_class = serializers.ArtifactOut
+
+    @extend_schema(
+        operation_id="artifacts_create",
+        description="Create a document (`content`) or a Flow (`graph`) at version 1.",
+        request=serializers.ArtifactCreateIn,
+        responses={201: serializers.ArtifactOut, **error_responses(400, 403, 404)},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.ArtifactCreateIn, request.data)
+        common = {"workspace_id": access.workspace.pk, "title": data["title"], "description": data["description"]}
+        if data["kind"] == "flow":
+            artifact = flow_create(**common, graph=data.get("graph"), **_author(access))
+        else:
+            artifact = artifact_create(**common, kind="document", content=data["content"], **_author(access))
+        return Response(serializers.ArtifactOut(artifact).data, status=status.HTTP_201_CREATED)
+
+
+class DocumentApi(WorkspaceApi):
+    serializer_class = serializers.VersionWrittenOut
+
+    @extend_schema(
+        operation_id="documents_write",
+        description="Rewrite the whole document on `base_version`; 409 `stale_version` (with `current_version`) "
+        "if it is no longer current.",
+        request=serializers.DocumentWriteIn,
+        responses={200: serializers.VersionWrittenOut, **error_responses(400, 403, 404, 409)},
+    )
+    def put(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.DocumentWriteIn, request.data)
+        version = document_write(workspace_id=access.workspace.pk, artifact_id=artifact_id, **data, **_author(access))
+        return Response({"artifact_id": artifact_id, "version": version.number})
+
+
+class DocumentEditsApi(WorkspaceApi):
+    serializer_class = serializers.VersionWrittenOut
+
+    @extend_schema(
+        operation_id="documents_edit",
+        description="Replace exact, unique fragments of `base_version`, all or none. 409 `stale_version`, "
+        "`fragment_not_found`, `fragment_not_unique` or `fragment_overlap` (with `details.edit`).",
+        request=serializers.DocumentEditsIn,
+        responses={200: serializers.VersionWrittenOut, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.DocumentEditsIn, request.data)
+        version = document_edit(
+            workspace_id=access.workspace.pk,
+            artifact_id=artifact_id,
+            base_version=data["base_version"],
+            edits=[dict(e) for e in data["edits"]],
+            **_author(access),
+        )
+        return Response({"artifact_id": artifact_id, "version": version.number})
+
+
+class FlowEditsApi(WorkspaceApi):
+    serializer_class = serializers.VersionWrittenOut
+
+    @extend_schema(
+        operation_id="flows_edit",
+        description="Edit nodes made on `base_version`; applied on the latest version. 409 `node_conflict` "
+        "(`details.nodes`) for nodes changed since the base; the answer lists `changed_since_base`.",
+        request=serializers.FlowEditsIn,
+        responses={200: serializers.VersionWrittenOut, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.FlowEditsIn, request.data)
+        edit = flow_edit(workspace_id=access.workspace.pk, artifact_id=artifact_id, **data, **_author(access))
+        body = {
+            "artifact_id": artifact_id,
+            "version": edit.version.number,
+            "applied": edit.applied,
+            "changed_since_base": edit.changed_since_base,
+        }
+        return Response(body)
+
+
+class FlowRunCreateApi(WorkspaceApi):
+    serializer_class = serializers.FlowRunOut
+
+    @extend_schema(
+        operation_id="flow_runs_create",
+        description="Run the Flow's current version; its nodes run as background jobs.",
+        request=serializers.FlowRunIn,
+        responses={201: serializers.FlowRunOut, **error_responses(400, 403, 404)},
+    )
+    def post(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.FlowRunIn, request.data)
+        run = flow_run_start(
+            workspace_id=access.workspace.pk, artifact_id=artifact_id, inputs=data["inputs"], started_by=access.user
+        )
+        return Response(serializers.FlowRunOut(run).data, status=status.HTTP_201_CREATED)
+
+
+class FlowRunDetailApi(WorkspaceApi):
+    serializer_class = serializers.FlowRunOut
+
+    @extend_schema(
+        operation_id="flow_runs_retrieve",
+        description="A run with each node's status and output, and the nodes whose outputs went stale.",
+        responses={200: serializers.FlowRunOut, **error_responses(404)},
+    )
+    def get(self, request, workspace_id, run_id):
+        run = selectors.flow_run_get(workspace_id=self.access().workspace.pk, run_id=run_id)
+        return Response(serializers.FlowRunOut(run).data)
 
 
 def _validated(serializer_class, data) -> dict:

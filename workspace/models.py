@@ -322,3 +322,130 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider} delivery {self.delivery_id}"
+
+
+# --- change notices (DESIGN §9) ------------------------------------------------------------------------------
+
+
+class ArtifactView(models.Model):
+    """The version of an artifact a task last saw (read or wrote). Plain task id: workspace never imports agents."""
+
+    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="views")
+    viewer_task_id = models.PositiveBigIntegerField()
+    seen_version = models.PositiveIntegerField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["artifact", "viewer_task_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["artifact", "viewer_task_id"], name="artifact_view_unique_task"),
+        ]
+
+    def __str__(self) -> str:
+        return f"task {self.viewer_task_id} saw artifact {self.artifact_id} v{self.seen_version}"
+
+
+class ChangeNotice(models.Model):
+    """Someone else changed an artifact a task had seen: waits, persisted, for that task's next cycle.
+
+    At most one undelivered notice per (artifact, task): a further change widens it (v3 → v5) instead of
+    stacking notices. Delivered once the context builder showed it, or once the task saw the new version.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="change_notices")
+    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="change_notices")
+    task_id = models.PositiveBigIntegerField()
+    from_version = models.PositiveIntegerField()
+    to_version = models.PositiveIntegerField()
+    summary = models.TextField()
+    changed_nodes = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["artifact", "task_id"],
+                condition=Q(delivered_at__isnull=True),
+                name="change_notice_one_pending",
+            ),
+        ]
+        indexes = [models.Index(fields=["task_id", "delivered_at"], name="change_notice_task_pending")]
+
+    def __str__(self) -> str:
+        return f"task {self.task_id}: artifact {self.artifact_id} v{self.from_version} → v{self.to_version}"
+
+
+# --- executable Flows (seed 002; DESIGN §9) -------------------------------------------------------------------
+
+
+class FlowRunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class NodeStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    STALE = "stale", "Stale"
+    SKIPPED = "skipped", "Skipped"
+
+
+TERMINAL_NODE_STATUSES = frozenset({NodeStatus.DONE, NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.STALE})
+
+
+class FlowRun(models.Model):
+    """One execution of a Flow artifact's version, node by node as django-q jobs (workspace/flows/runner.py)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="flow_runs")
+    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="flow_runs")
+    flow_version = models.PositiveIntegerField()
+    graph = models.JSONField(help_text="The Flow version's graph, as it was when the run started.")
+    inputs = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=FlowRunStatus.choices, default=FlowRunStatus.RUNNING)
+    outputs = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_by_task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"flow run #{self.pk} of artifact {self.artifact_id} v{self.flow_version} ({self.status})"
+
+
+class FlowNodeRun(models.Model):
+    """One node of a run: its status, output, the artifact versions it consumed and the job it waits for."""
+
+    run = models.ForeignKey(FlowRun, on_delete=models.CASCADE, related_name="nodes")
+    node_id = models.CharField(max_length=64)
+    type = models.CharField(max_length=32)
+    status = models.CharField(max_length=16, choices=NodeStatus.choices, default=NodeStatus.PENDING)
+    # Set when the scheduler handed the node to the queue; a worker claims it pending → running.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    output = models.JSONField(null=True, blank=True)
+    # {"<artifact id>": version} of every artifact version the output derives from (stale marking).
+    consumed = models.JSONField(default=dict, blank=True)
+    job_id = models.PositiveBigIntegerField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "node_id"], name="flow_node_run_unique_node")]
+        indexes = [models.Index(fields=["job_id"], name="flow_node_run_job")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} node {self.node_id} ({self.status})"

@@ -13,7 +13,9 @@ from workspace.models import (
     Artifact,
     ArtifactKind,
     ArtifactVersion,
+    ChangeNotice,
     Event,
+    FlowRun,
     GenerationJob,
     Membership,
     Role,
@@ -192,3 +194,22 @@ def generation_job_get(*, workspace_id: int, job_id: int) -> GenerationJob:
     if job is None:
         raise NotFound("Generation job not found.")
     return job
+
+
+# --- change notices ------------------------------------------------------------------------------------------
+
+
+def notices_pending(*, task_id: int, limit: int = 20) -> list[ChangeNotice]:
+    """The task's undelivered change notices, oldest first, for the context builder's dynamic tail."""
+    return list(
+        ChangeNotice.objects.filter(task_id=task_id, delivered_at__isnull=True)
+        .select_related("artifact")
+        .order_by("created_at", "id")[:limit]
+    )
+
+
+def flow_run_get(*, workspace_id: int, run_id: int) -> FlowRun:
+    run = FlowRun.objects.filter(pk=run_id, workspace_id=workspace_id).first()
+    if run is None:
+        raise NotFound("Flow run not found.")
+    return run

@@ -185,3 +185,94 @@ class ArtifactOut(serializers.ModelSerializer):
         for version in versions:
             version.artifact = artifact
         return ArtifactVersionOut(versions, many=True).data
+
+
+# --- documents and Flows (OCC writes) ----------------------------------------------------------------------
+
+
+class ArtifactCreateIn(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["document", "flow"])
+    title = serializers.CharField(max_length=300)
+    description = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    content = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=2_000_000, trim_whitespace=False
+    )
+    graph = serializers.JSONField(required=False, help_text='A Flow: {"nodes": {...}, "edges": [...], "start": id}.')
+
+
+class DocumentWriteIn(serializers.Serializer):
+    base_version = serializers.IntegerField(min_value=1, help_text="The version this rewrite is based on.")
+    content = serializers.CharField(allow_blank=True, max_length=2_000_000, trim_whitespace=False)
+
+
+class FragmentEditIn(serializers.Serializer):
+    find = serializers.CharField(max_length=20_000, trim_whitespace=False)
+    replace = serializers.CharField(allow_blank=True, max_length=200_000, trim_whitespace=False)
+
+
+class DocumentEditsIn(serializers.Serializer):
+    base_version = serializers.IntegerField(min_value=1)
+    edits = FragmentEditIn(many=True, allow_empty=False, max_length=100)
+
+
+class FlowEditsIn(serializers.Serializer):
+    base_version = serializers.IntegerField(min_value=1)
+    node_edits = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        default=dict,
+        help_text='{node_id: {"params": {...}} | {"delete": true}}',
+    )
+    add_nodes = serializers.DictField(child=serializers.JSONField(), required=False, default=dict)
+    add_edges = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField(), min_length=2, max_length=2),
+        required=False,
+        default=list,
+    )
+    remove_edges = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField(), min_length=2, max_length=2),
+        required=False,
+        default=list,
+    )
+
+
+class VersionWrittenOut(serializers.Serializer):
+    artifact_id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    applied = serializers.ListField(child=serializers.CharField(), required=False, help_text="Flow nodes changed.")
+    changed_since_base = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Flow nodes others changed since the base version."
+    )
+
+
+class FlowRunIn(serializers.Serializer):
+    inputs = serializers.DictField(required=False, default=dict)
+
+
+class FlowNodeRunOut(serializers.Serializer):
+    node_id = serializers.CharField()
+    type = serializers.CharField()
+    status = serializers.CharField()
+    output = serializers.JSONField(allow_null=True)
+    error = serializers.JSONField(allow_null=True)
+    job_id = serializers.IntegerField(allow_null=True)
+
+
+class FlowRunOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    artifact_id = serializers.IntegerField()
+    flow_version = serializers.IntegerField()
+    status = serializers.CharField()
+    inputs = serializers.JSONField()
+    outputs = serializers.JSONField(allow_null=True)
+    error = serializers.JSONField(allow_null=True)
+    nodes = serializers.SerializerMethodField()
+    stale = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_nodes(self, run) -> list[dict]:
+        return FlowNodeRunOut(run.nodes.order_by("pk"), many=True).data
+
+    def get_stale(self, run) -> list[str]:
+        return sorted(n.node_id for n in run.nodes.all() if n.status == "stale")

@@ -6,3 +6,17 @@ from workspace.services.generation import job_work
 def generation_work(job_id: int) -> str:
     """Render or fetch a generation job's result in a worker (WorkerProvider); reports via job_event_apply."""
     return job_work(job_id=job_id)
+
+
+def flow_node_work(node_run_id: int) -> str:
+    """Run one node of a Flow run (workspace/flows/runner.py)."""
+    from workspace.flows.runner import flow_node_work as work
+
+    return work(node_run_id)
+
+
+def flow_node_settle(node_run_id: int) -> str:
+    """Record a Flow generation node's settled job (workspace/flows/runner.py)."""
+    from workspace.flows.runner import flow_node_settle as settle
+
+    return settle(node_run_id)

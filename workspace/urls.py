@@ -34,5 +34,29 @@ urlpatterns = [
         apis.ArtifactVersionFileApi.as_view(),
         name="artifact-version-file",
     ),
+    path("workspaces/<id:workspace_id>/artifacts/", apis.ArtifactCreateApi.as_view(), name="artifact-list"),
+    path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/document/",
+        apis.DocumentApi.as_view(),
+        name="artifact-document",
+    ),
+    path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/document/edits/",
+        apis.DocumentEditsApi.as_view(),
+        name="artifact-document-edits",
+    ),
+    path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/flow/edits/",
+        apis.FlowEditsApi.as_view(),
+        name="artifact-flow-edits",
+    ),
+    path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/flow/runs/",
+        apis.FlowRunCreateApi.as_view(),
+        name="artifact-flow-runs",
+    ),
+    path(
+        "workspaces/<id:workspace_id>/flow-runs/<id:run_id>/", apis.FlowRunDetailApi.as_view(), name="flow-run-detail"
+    ),
     path("webhooks/generation/<slug:provider>/", views.generation_webhook, name="generation-webhook"),
 ]

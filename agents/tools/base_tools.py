@@ -20,6 +20,7 @@ from workspace.models import Artifact, ArtifactVersion, Role
 from workspace.selectors import artifact_search, artifact_version_get
 from workspace.services.artifacts import MAX_TEXT_CHARS
 from workspace.services.events import event_append
+from workspace.services.notices import artifact_seen
 
 MAX_DB_ID = 2**63 - 1
 MAX_VERSION = 2**31 - 1
@@ -282,6 +283,10 @@ class ReadArtifact(Tool):
             # Another workspace's artifact reads exactly like a missing one: the model learns nothing.
             raise ToolError(exc.message, code=exc.code, details=exc.details) from None
         artifact = version.artifact
+        # What this task has seen: a later change by someone else leaves it a change notice (DESIGN §9).
+        artifact_seen(
+            workspace_id=ctx.workspace_id, artifact_id=artifact.pk, task_id=ctx.task_id, version=version.number
+        )
         text = version.content
         page = text[args.offset : args.offset + args.limit]
         end = args.offset + len(page)

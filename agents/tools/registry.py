@@ -47,4 +47,4 @@ def tools_visible(loaded_domains: set[str] | frozenset[str]) -> list[type[Tool]]
 
 
 def _load_builtin_tools() -> None:
-    from agents.tools import base_tools, generation  # noqa: F401 - register on import
+    from agents.tools import base_tools, documents, flows, generation  # noqa: F401 - register on import

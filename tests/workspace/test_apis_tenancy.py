@@ -13,10 +13,17 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from tests.support.rest import assert_error, issue_api_key, key_client, snapshot
-from workspace.models import ApiKey, GenerationJob, Membership, Role, Workspace
+from workspace.flows.runner import flow_run_start
+from workspace.models import ApiKey, Artifact, FlowRun, GenerationJob, Membership, Role, Workspace
 from workspace.services.artifacts import artifact_create
+from workspace.services.flows import flow_create
 from workspace.services.workspaces import workspace_create
 
+RUNNABLE_FLOW = {
+    "nodes": {"in": {"type": "text_input"}, "end": {"type": "finish"}},
+    "edges": [["in", "end"]],
+    "start": "in",
+}
 PERSONAS = ("outsider", "viewer", "editor", "owner", "key_viewer", "key_editor", "key_other")
 
 
@@ -27,6 +34,7 @@ class Endpoint:
     url_name: str
     target: str | None = None  # which object of `world` the URL points at, besides the workspace
     body: dict | None = None
+    role: str = Role.OWNER  # the role a 403 names
 
     def url(self, world, workspace_id: int | None = None, target_id: int | None = None) -> str:
         kwargs = {"workspace_id": world.workspace.pk if workspace_id is None else workspace_id}
@@ -36,6 +44,10 @@ class Endpoint:
             kwargs["key_id"] = world.target_key.pk if target_id is None else target_id
         elif self.target == "job":
             kwargs["job_id"] = world.job.pk if target_id is None else target_id
+        elif self.target in ("document", "flow"):
+            kwargs["artifact_id"] = getattr(world, self.target).pk if target_id is None else target_id
+        elif self.target == "flow_run":
+            kwargs["run_id"] = world.flow_run.pk if target_id is None else target_id
         elif self.target in ("artifact", "artifact_file"):
             kwargs["artifact_id"] = world.artifact.pk if target_id is None else target_id
             if self.target == "artifact_file":
@@ -60,6 +72,41 @@ JOBS_GET = Endpoint("jobs GET", "get", "generation-job-list")
 JOB_GET = Endpoint("job GET", "get", "generation-job-detail", target="job")
 ARTIFACT_GET = Endpoint("artifact GET", "get", "artifact-detail", target="artifact")
 ARTIFACT_FILE_GET = Endpoint("artifact file GET", "get", "artifact-version-file", target="artifact_file")
+ARTIFACTS_POST = Endpoint(
+    "artifacts POST",
+    "post",
+    "artifact-list",
+    body={"kind": "document", "title": "Notes", "content": "hi"},
+    role="editor",
+)
+DOCUMENT_PUT = Endpoint(
+    "document PUT",
+    "put",
+    "artifact-document",
+    target="document",
+    body={"base_version": 1, "content": "v2"},
+    role="editor",
+)
+DOCUMENT_EDITS_POST = Endpoint(
+    "document edits POST",
+    "post",
+    "artifact-document-edits",
+    target="document",
+    body={"base_version": 1, "edits": [{"find": "Shot 1", "replace": "Shot one"}]},
+    role="editor",
+)
+FLOW_EDITS_POST = Endpoint(
+    "flow edits POST",
+    "post",
+    "artifact-flow-edits",
+    target="flow",
+    body={"base_version": 1, "node_edits": {"end": {"params": {"note": "edited"}}}},
+    role="editor",
+)
+FLOW_RUNS_POST = Endpoint(
+    "flow runs POST", "post", "artifact-flow-runs", target="flow", body={"inputs": {"text": "go"}}, role="editor"
+)
+FLOW_RUN_GET = Endpoint("flow run GET", "get", "flow-run-detail", target="flow_run")
 
 # fmt: off
 # Expected status per caller. 403 always means `role_required`; 404 always means "as if it did not exist".
@@ -82,6 +129,12 @@ MATRIX = [
     (JOB_GET,            404,     200,   200,   200,  200,       200,       404),
     (ARTIFACT_GET,       404,     200,   200,   200,  200,       200,       404),
     (ARTIFACT_FILE_GET,  404,     200,   200,   200,  200,       200,       404),
+    (ARTIFACTS_POST,     404,     403,   201,   201,  403,       201,       404),
+    (DOCUMENT_PUT,       404,     403,   200,   200,  403,       200,       404),
+    (DOCUMENT_EDITS_POST, 404,    403,   200,   200,  403,       200,       404),
+    (FLOW_EDITS_POST,    404,     403,   200,   200,  403,       200,       404),
+    (FLOW_RUNS_POST,     404,     403,   201,   201,  403,       201,       404),
+    (FLOW_RUN_GET,       404,     200,   200,   200,  200,       200,       404),
 ]
 # fmt: on
 
@@ -91,7 +144,7 @@ CASES = [
     for endpoint, *statuses in MATRIX
     for persona, status in zip(PERSONAS, statuses, strict=True)
 ]
-WRITES = {"post", "patch", "delete"}
+WRITES = {"post", "patch", "put", "delete"}
 
 
 @pytest.fixture
@@ -115,7 +168,22 @@ def world(workspace, alice, bob, carol, dave, make_user):
         artifact_create(workspace_id=w.pk, kind="image", title="Poster", file=ContentFile(b"png", name="p.png"))
         for w in (workspace, other)
     )
+    # and a document, a Flow and a run of it in each
+    document, other_document = (
+        artifact_create(workspace_id=w.pk, kind="document", title="Storyboard", content="## Shot 1\nA cup.")
+        for w in (workspace, other)
+    )
+    flow, other_flow = (flow_create(workspace_id=w.pk, title="Flow", graph=RUNNABLE_FLOW) for w in (workspace, other))
+    flow_run, other_flow_run = (
+        flow_run_start(workspace_id=f.workspace_id, artifact_id=f.pk, inputs={"text": "x"}) for f in (flow, other_flow)
+    )
     return SimpleNamespace(
+        document=document,
+        other_document=other_document,
+        flow=flow,
+        other_flow=other_flow,
+        flow_run=flow_run,
+        other_flow_run=other_flow_run,
         workspace=workspace,
         other=other,
         other_key=other_key,
@@ -173,7 +241,7 @@ def test_it_answers_each_caller_as_its_role_says(world, client_as, client_for, e
         assert after == before
     elif expected == 403:
         error = assert_error(response, 403, "role_required")
-        assert error["details"]["required_role"] == Role.OWNER
+        assert error["details"]["required_role"] == endpoint.role
         assert after == before
     elif endpoint.method in WRITES:
         # then the write is persisted and recorded in the event log (a deleted workspace takes its log along)
@@ -202,6 +270,14 @@ def _effect_of(endpoint: Endpoint, world) -> bool:
         return ApiKey.objects.filter(workspace=world.workspace, name="deploy", role="viewer").exists()
     if endpoint is KEY_DELETE:
         return ApiKey.objects.get(pk=world.target_key.pk).revoked_at is not None
+    if endpoint is ARTIFACTS_POST:
+        return Artifact.objects.filter(workspace=world.workspace, kind="document", title="Notes").exists()
+    if endpoint in (DOCUMENT_PUT, DOCUMENT_EDITS_POST):
+        return Artifact.objects.get(pk=world.document.pk).current_version == 2
+    if endpoint is FLOW_EDITS_POST:
+        return Artifact.objects.get(pk=world.flow.pk).current_version == 2
+    if endpoint is FLOW_RUNS_POST:
+        return FlowRun.objects.filter(artifact=world.flow).count() == 2
     raise AssertionError(f"no effect listed for {endpoint.name}")
 
 
@@ -229,6 +305,9 @@ def test_it_hides_objects_of_another_workspace_behind_the_same_404(world, client
         "job": world.other_job,
         "artifact": world.other_artifact,
         "artifact_file": world.other_artifact,
+        "document": world.other_document,
+        "flow": world.other_flow,
+        "flow_run": world.other_flow_run,
     }[endpoint.target].pk
     before = snapshot()
 

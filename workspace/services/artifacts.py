@@ -2,8 +2,10 @@
 
 A write names the version it was based on; if someone else's write landed first it is refused with
 `stale_version` and the current version, and changes nothing: the writer must re-read. Every write records
-an event in the same transaction. These functions open an atomic block of their own, which becomes a
-savepoint when the caller (a view, or the agent runtime around a transactional tool) already holds one.
+an event in the same transaction, and every new version leaves change notices for the other tasks that
+had seen the artifact (workspace/services/notices.py) and marks Flow outputs derived from it stale. These
+functions open an atomic block of their own, which becomes a savepoint when the caller (a view, or the
+agent runtime around a transactional tool) already holds one.
 """
 
 from typing import Any
@@ -13,9 +15,11 @@ from django.core.files import File
 from django.db import transaction
 
 from lomote.exceptions import Conflict, InvalidInput, NotFound
+from workspace.flows.stale import flow_outputs_mark_stale
 from workspace.locks import artifact_qs_for_update
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion
 from workspace.services.events import event_append
+from workspace.services.notices import notices_on_version_added
 
 MAX_TITLE_CHARS = 300
 MAX_TAGS = 20
@@ -228,4 +232,7 @@ def artifact_version_add(
             "author": version.author,
         },
     )
+    # Tasks that saw an older version learn of it at their next cycle; Flow outputs made from it go stale.
+    notices_on_version_added(artifact, version)
+    flow_outputs_mark_stale(workspace_id=workspace_id, artifact_id=artifact.pk, version=number)
     return version

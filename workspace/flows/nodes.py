@@ -1,0 +1,223 @@
+"""The registry of Flow node types (seed 002: TextInputNode, GenerateTextNode, RouterNode, FinishNode, …).
+
+Each type turns its params, the run's inputs and its upstream nodes' outputs into an output:
+
+    text_input      the start node: {"text": inputs["text"]}
+    artifact_input  the current version of a workspace artifact (params.artifact_id): {"text", "artifact",
+                    "version"}; records the version it consumed, so a later change marks it stale
+    generate_text   an assistant preset (params.instructions + params.model_lease) applied to the upstream
+                    text, through the text hook (below)
+    generate_image  a generation job through workspace.services.generation.job_submit; the node waits for
+    generate_video  the job and outputs {"artifact", "version", "job"}
+    router          a model picks the next node among the router's successors (params.routes: {node id:
+                    description}); the other branches are skipped
+    finish          gathers the upstream outputs as the run's result
+
+Model calls: the workspace app cannot import agents (DESIGN §1), so generate_text and router call a hook
+that agents installs at start-up (`text_hooks_install`). Without one — offline, or a preset without a model
+lease — the built-in deterministic stand-in is used, and says so in its output (`model: "offline-scripted"`).
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lomote.exceptions import DomainError, InvalidInput
+
+OFFLINE_MODEL = "offline-scripted"
+MAX_TEXT = 20_000
+
+
+@dataclass
+class NodeContext:
+    workspace_id: int
+    run_id: int
+    node_id: str
+    params: dict[str, Any]
+    inputs: dict[str, Any]
+    upstream: dict[str, dict[str, Any]]  # predecessor id → its output, in id order
+    successors: list[str]
+    task_id: int | None = None
+
+    @property
+    def text(self) -> str:
+        """The upstream texts, joined in predecessor order."""
+        texts = [str(o.get("text")) for o in self.upstream.values() if isinstance(o, dict) and o.get("text")]
+        return "\n\n".join(texts)[:MAX_TEXT]
+
+
+@dataclass
+class NodeResult:
+    output: dict[str, Any] = field(default_factory=dict)
+    consumed: dict[str, int] = field(default_factory=dict)
+    job_id: int | None = None  # set: the node waits for this generation job
+
+
+class NodeFailed(DomainError):
+    code, default_message = "node_failed", "The node failed."
+
+
+# --- model hooks -------------------------------------------------------------------------------------------
+
+TextHook = Callable[[dict[str, Any], str], dict[str, Any] | None]  # (preset, prompt) → {"text", "model"}
+ChooseHook = Callable[[dict[str, Any], str, dict[str, str]], dict[str, Any] | None]  # → {"choice", "model"}
+_hooks: dict[str, Callable | None] = {"text": None, "choose": None}
+
+
+def text_hooks_install(*, generate: TextHook | None, choose: ChooseHook | None) -> None:
+    """Install the model calls (agents does, in its AppConfig.ready). A hook returning None defers to the
+    offline stand-in (e.g. a preset without a model lease)."""
+    _hooks["text"], _hooks["choose"] = generate, choose
+
+
+def _offline_text(preset: dict[str, Any], prompt: str) -> dict[str, Any]:
+    instructions = str(preset.get("instructions") or "Write").strip()
+    body = " ".join(prompt.split())[:2000]
+    return {"text": f"{instructions}: {body}" if body else instructions, "model": OFFLINE_MODEL}
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def _offline_choice(preset: dict[str, Any], text: str, routes: dict[str, str]) -> dict[str, Any]:
+    """The first route (in id order) sharing a word with the text; else params.default, else the first."""
+    words = _words(text)
+    for target in sorted(routes):
+        if words & _words(routes[target]):
+            return {"choice": target, "model": OFFLINE_MODEL, "reason": "keyword"}
+    default = preset.get("default")
+    return {"choice": default if default in routes else sorted(routes)[0], "model": OFFLINE_MODEL, "reason": "default"}
+
+
+def text_generate(preset: dict[str, Any], prompt: str) -> dict[str, Any]:
+    hook = _hooks["text"]
+    answer = hook(preset, prompt) if hook is not None else None
+    return answer if answer is not None else _offline_text(preset, prompt)
+
+
+def branch_choose(preset: dict[str, Any], text: str, routes: dict[str, str]) -> dict[str, Any]:
+    hook = _hooks["choose"]
+    answer = hook(preset, text, routes) if hook is not None else None
+    if answer is None or answer.get("choice") not in routes:
+        return _offline_choice(preset, text, routes)
+    return answer
+
+
+# --- node types -------------------------------------------------------------------------------------------
+
+
+class NodeType:
+    name: str
+
+    def run(self, ctx: NodeContext) -> NodeResult:
+        raise NotImplementedError
+
+
+class TextInput(NodeType):
+    name = "text_input"
+
+    def run(self, ctx: NodeContext) -> NodeResult:
+        text = ctx.inputs.get("text", ctx.params.get("default", ""))
+        if not isinstance(text, str):
+            raise NodeFailed("The input `text` must be text.", code="invalid_input")
+        return NodeResult(output={"text": text[:MAX_TEXT]})
+
+
+class ArtifactInput(NodeType):
+    name = "artifact_input"
+
+    def run(self, ctx: NodeContext) -> NodeResult:
+        from workspace.selectors import artifact_version_get
+
+        artifact_id = ctx.params.get("artifact_id")
+        if not isinstance(artifact_id, int):
+            raise NodeFailed("artifact_input needs params.artifact_id.", code="invalid_params")
+        version = artifact_version_get(workspace_id=ctx.workspace_id, artifact_id=artifact_id)
+        return NodeResult(
+            output={"text": version.content[:MAX_TEXT], "artifact": artifact_id, "version": version.number},
+            consumed={str(artifact_id): version.number},
+        )
+
+
+class GenerateText(NodeType):
+    name = "generate_text"
+
+    def run(self, ctx: NodeContext) -> NodeResult:
+        prompt = str(ctx.params.get("prompt", "{input}")).replace("{input}", ctx.text) or ctx.text
+        answer = text_generate(ctx.params, prompt)
+        return NodeResult(output={"text": str(answer["text"])[:MAX_TEXT], "model": answer.get("model")})
+
+
+class _Generate(NodeType):
+    kind: str
+
+    def run(self, ctx: NodeContext) -> NodeResult:
+        from workspace.services.generation import job_submit
+
+        prompt = (str(ctx.params.get("prompt", "{input}")).replace("{input}", ctx.text) or ctx.text).strip()
+        if not prompt:
+            raise NodeFailed("Nothing to generate from: no prompt and no upstream text.", code="invalid_params")
+        job = job_submit(
+            workspace_id=ctx.workspace_id,
+            idempotency_key=f"flow-run:{ctx.run_id}:{ctx.node_id}",
+            kind=self.kind,
+            prompt=prompt[:4000],
+            params=dict(ctx.params.get("generation_params") or {}),
+            provider=ctx.params.get("provider"),
+            task_id=ctx.task_id,
+        )
+        return NodeResult(job_id=job.pk)
+
+
+class GenerateImage(_Generate):
+    name, kind = "generate_image", "image"
+
+
+class GenerateVideo(_Generate):
+    name, kind = "generate_video", "video"
+
+
+class Router(NodeType):
+    name = "router"
+
+    def run(self, ctx: NodeContext) -> NodeResult:
+        if not ctx.successors:
+            raise NodeFailed("A router needs at least one outgoing edge.", code="invalid_params")
+        described = ctx.params.get("routes") or {}
+        routes = {target: str(described.get(target, target)) for target in ctx.successors}
+        answer = branch_choose(ctx.params, ctx.text, routes)
+        return NodeResult(
+            output={
+                "choice": answer["choice"],
+                "text": ctx.text,
+                "model": answer.get("model"),
+                "reason": answer.get("reason"),
+            }
+        )
+
+
+class Finish(NodeType):
+    name = "finish"
+
+    def run(self, ctx: NodeContext) -> NodeResult:
+        artifacts = [
+            {"artifact": o["artifact"], "version": o.get("version")}
+            for o in ctx.upstream.values()
+            if isinstance(o, dict) and o.get("artifact")
+        ]
+        return NodeResult(output={"text": ctx.text, "artifacts": artifacts, "from": sorted(ctx.upstream)})
+
+
+NODE_TYPES: dict[str, NodeType] = {
+    t.name: t
+    for t in (TextInput(), ArtifactInput(), GenerateText(), GenerateImage(), GenerateVideo(), Router(), Finish())
+}
+INPUT_TYPES = frozenset({"text_input"})
+
+
+def node_type_get(name: str) -> NodeType:
+    if name not in NODE_TYPES:
+        raise InvalidInput(f"Unknown node type {name!r}.", code="invalid_flow")
+    return NODE_TYPES[name]
