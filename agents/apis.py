@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from agents import selectors, serializers
 from agents.models import TaskKind, TaskStatus
 from agents.services import inbox as inbox_services
+from agents.services import main as main_services
 from agents.services import tasks as task_services
 from lomote.pagination import CursorlessPagination
 from lomote.serializers import error_responses
@@ -216,3 +217,46 @@ class TaskMessageReplaceApi(WorkspaceApi):
     )
     def post(self, request, workspace_id, task_id, message_id):
         return self._replace(request, task_id, message_id)
+
+
+# --- Main: the single entry point -------------------------------------------------------------------------
+
+
+class MainMessageListCreateApi(WorkspaceApi):
+    serializer_class = serializers.MainMessageOut
+
+    @extend_schema(
+        operation_id="main_messages_list",
+        description="Messages the workspace's people sent to Main, newest first, each with how it was routed.",
+        responses={200: serializers.MainMessageOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        _validated(serializers.PageQueryIn, request.query_params.dict())
+        page = self.paginate_queryset(main_services.main_message_list(access=access))
+        return self.get_paginated_response(serializers.MainMessageOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="main_messages_create",
+        description="Send a message to Main. With `task`, `artifact` or `card` it goes straight to that target "
+        "(route `direct`, no model call); otherwise the Router decides over a bounded index of the tasks: "
+        "`answer`, `lightweight`, `follow_up`, `new_task` or `clarify` (a card asks the person). A target that "
+        "no longer takes messages (archived or cancelled task, deleted artifact, closed card) is reported in "
+        "`refusal` and `reply`, and nothing runs. Messages sent with an API key are marked `api_request`: "
+        "paid operations they lead to are confirmed one by one.",
+        request=serializers.MainMessageIn,
+        responses={201: serializers.MainMessageOut, **error_responses(400, 403, 404, 409, 413)},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.MainMessageIn, request.data)
+        message = main_services.main_message_post(
+            access=access,
+            text=data["text"],
+            task_id=data.get("task"),
+            artifact_id=data.get("artifact"),
+            card_id=data.get("card"),
+            api_request=access.api_key is not None,
+        )
+        message = main_services.main_message_get(access=access, message_id=message.pk)
+        return Response(serializers.MainMessageOut(message).data, status=status.HTTP_201_CREATED)

@@ -5,9 +5,15 @@ class AgentsConfig(AppConfig):
     name = "agents"
 
     def ready(self):
+        from django.db.models.signals import post_save
+
         from agents import subscribers
+        from agents.models import Task
+        from agents.services.task_index import on_task_saved
         from agents.tools import generation  # noqa: F401 - registers the generation tools
         from lomote import domain_events
 
         domain_events.subscribe("generation.job_settled")(subscribers.on_job_settled)
         domain_events.subscribe("billing.approval_granted")(subscribers.on_approval_granted)
+        # The Router's search rows follow each task's title, brief and summary.
+        post_save.connect(on_task_saved, sender=Task, dispatch_uid="agents.task_index")

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from agents.models import (
     ChecklistItem,
     InboxMessage,
+    MainMessage,
     ModelLease,
     Step,
     Task,
@@ -255,3 +256,90 @@ class InboxMessageOut(serializers.ModelSerializer):
 
 class InboxMessageIn(StrictSerializer):
     text = serializers.CharField(max_length=MAX_TEXT, min_length=1)
+
+
+# --- Main messages ----------------------------------------------------------------------------------------
+
+
+class StrictIdField(serializers.IntegerField):
+    """An id as a JSON integer: "12", 12.0 and true are refused, not coerced (the JSON type is the contract)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class MainMessageIn(StrictSerializer):
+    text = serializers.CharField(max_length=MAX_TEXT, min_length=1, help_text="The person's message, as written.")
+    task = StrictIdField(
+        min_value=1, max_value=2**63 - 1, required=False, help_text="Reply inside this task: delivered to it directly."
+    )
+    artifact = StrictIdField(
+        min_value=1,
+        max_value=2**63 - 1,
+        required=False,
+        help_text="A request about this artifact: delivered to the task that made it.",
+    )
+    card = StrictIdField(
+        min_value=1,
+        max_value=2**63 - 1,
+        required=False,
+        help_text="An answer to this card: to its task, or (clarification card) the id or label of an option.",
+    )
+
+    def validate(self, attrs):
+        if sum(name in attrs for name in ("task", "artifact", "card")) > 1:
+            raise serializers.ValidationError("Name at most one of task, artifact and card.")
+        return attrs
+
+
+class MainCandidateOut(serializers.Serializer):
+    task = serializers.IntegerField()
+    title = serializers.CharField(required=False)
+    similarity = serializers.FloatField(required=False, help_text="Lexical similarity with the message (0-1).")
+
+
+class MainMessageOut(serializers.ModelSerializer):
+    author = serializers.CharField(
+        source="author.username", allow_null=True, read_only=True, help_text="Null when an API key posted it."
+    )
+    candidates = MainCandidateOut(many=True, read_only=True, help_text="The tasks the routing considered.")
+    delivered = serializers.SerializerMethodField(help_text="Whether the message reached a task's inbox.")
+
+    class Meta:
+        model = MainMessage
+        fields = [
+            "id",
+            "text",
+            "language",
+            "route",
+            "task",
+            "card",
+            "candidates",
+            "reply",
+            "refusal",
+            "delivered",
+            "inbox_message",
+            "api_request",
+            "router_model",
+            "router_prompt_chars",
+            "author",
+            "created_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "route": {"help_text": "direct (explicit target), answer, lightweight, follow_up, new_task or clarify."},
+            "task": {"help_text": "The task the message went to (or was refused by, see `refusal`)."},
+            "card": {"help_text": "The clarification card asked, or the card answered."},
+            "reply": {"help_text": "What Main tells the person: its answer, or why nothing ran."},
+            "refusal": {
+                "help_text": "Why nothing ran: task_archived, task_cancelled, artifact_deleted or card_closed."
+            },
+            "language": {"help_text": "Detected from the person's wording; a new task keeps it."},
+            "router_model": {"help_text": "The model that routed it; empty when no model was asked."},
+            "router_prompt_chars": {"help_text": "Characters the Router read (bounded, whatever the task count)."},
+        }
+
+    def get_delivered(self, message) -> bool:
+        return message.inbox_message_id is not None

@@ -6,6 +6,7 @@ TASK = "workspaces/<id:workspace_id>/tasks/<id:task_id>/"
 MESSAGE = TASK + "messages/<id:message_id>/"
 
 urlpatterns = [
+    path("workspaces/<id:workspace_id>/messages/", apis.MainMessageListCreateApi.as_view(), name="main-message-list"),
     path("workspaces/<id:workspace_id>/tasks/", apis.TaskListCreateApi.as_view(), name="task-list"),
     path(TASK, apis.TaskDetailApi.as_view(), name="task-detail"),
     path(TASK + "log/", apis.TaskLogApi.as_view(), name="task-log"),

@@ -1,0 +1,673 @@
+"""Main: the single entry point of the person's messages (DESIGN §2, seed §3, figure 4).
+
+`main_message_post` routes one message, in this order:
+1. an explicit target goes straight to its task with no model call — a task id (a reply in a task panel),
+   an artifact (the task that made it), a card (its task, or the choice a clarification card offers);
+2. otherwise the Router model decides over the bounded task index (agents/services/router.py): answer,
+   lightweight, follow_up, new_task or clarify;
+3. before a persistent task is created, the 50 most recent in-progress tasks are compared with the request;
+   near-duplicates go back to the Router with the closest few, which continues one, asks, or confirms;
+4. the target is validated under its lock before anything runs: it exists in this workspace and accepts
+   the message (an archived or cancelled task, a deleted artifact or a closed card → the person is told in
+   `reply`, `refusal` says why, and nothing is delivered).
+A clarification creates a card (the candidates plus "new task") and routes nothing until the person
+chooses (`main_clarification_apply`). A lightweight task the person keeps iterating on — a second
+follow-up — is promoted to persistent, keeping its inbox, turns and artifacts (`task_promote`).
+
+Routing never grants execution rights: the task's runtime checks authorisation and budget on its own, and
+`api_request` marks messages from the open API, whose paid operations are confirmed one by one (billing;
+the inbox message's `source` is "api_key" for the runtime to pass on). Every message appends a
+"main.message" event in the transaction that records it. No transaction is held across the Router's model
+call: the index is read, the model called, then one short transaction validates and writes.
+"""
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from agents.models import (
+    Card,
+    CardKind,
+    CardStatus,
+    InboxMessage,
+    InboxStatus,
+    MainMessage,
+    Route,
+    Task,
+    TaskKind,
+    TaskStatus,
+)
+from agents.services.inbox import message_post
+from agents.services.language import language_detect
+from agents.services.router import RouterResult, route_decide
+from agents.services.task_index import TaskIndex, task_duplicates_find, task_index_get
+from agents.services.tasks import task_create, task_locked
+from lomote.exceptions import Conflict, InvalidInput, NotFound
+from workspace.models import Artifact, ArtifactVersion, GenerationJob, Role
+from workspace.selectors import Access
+from workspace.services.events import event_append
+
+MAX_TEXT = 20_000
+TITLE_CHARS = 200
+NEW_TASK_OPTION = "new_task"
+CLARIFY_OPTIONS = 3
+RECENT_MESSAGES = 3
+RECENT_MESSAGE_CHARS = 160
+# The first message of a lightweight task is its brief; the person's second follow-up promotes it.
+PROMOTE_AFTER_FOLLOW_UPS = 1
+PERSON_SOURCES = ("person", "api_key")  # inbox sources that are the person's own words (not runtime notes)
+
+_TEXT = {
+    "task_archived": {
+        "en": "“{title}” is archived, so nothing was sent to it. Unarchive it or start a new task.",
+        "fr": "« {title} » est archivée : rien ne lui a été envoyé. Désarchivez-la ou lancez une nouvelle tâche.",
+        "es": "«{title}» está archivada: no se le envió nada. Desarchívala o empieza una tarea nueva.",
+        "de": "„{title}“ ist archiviert, daher wurde nichts gesendet. Hol sie zurück oder starte eine neue Aufgabe.",
+        "it": "«{title}» è archiviata: non le è stato inviato nulla. Ripristinala o avvia una nuova attività.",
+        "pt": "«{title}» está arquivada: nada lhe foi enviado. Desarquive-a ou comece uma nova tarefa.",
+    },
+    "task_cancelled": {
+        "en": "“{title}” was cancelled; it takes no more messages. Start a new task to go on.",
+        "fr": "« {title} » a été annulée ; elle ne prend plus de messages. Lancez une nouvelle tâche pour continuer.",
+        "es": "«{title}» se canceló; ya no acepta mensajes. Empieza una tarea nueva para seguir.",
+        "de": "„{title}“ wurde abgebrochen und nimmt keine Nachrichten mehr an. Starte eine neue Aufgabe.",
+        "it": "«{title}» è stata annullata; non accetta altri messaggi. Avvia una nuova attività per continuare.",
+        "pt": "«{title}» foi cancelada; já não aceita mensagens. Comece uma nova tarefa para continuar.",
+    },
+    "artifact_deleted": {
+        "en": "“{title}” was deleted, so it cannot be changed. Nothing was sent.",
+        "fr": "« {title} » a été supprimé : impossible de le modifier. Rien n'a été envoyé.",
+        "es": "«{title}» se eliminó, así que no se puede cambiar. No se envió nada.",
+        "de": "„{title}“ wurde gelöscht und kann nicht mehr geändert werden. Nichts wurde gesendet.",
+        "it": "«{title}» è stato eliminato e non si può modificare. Non è stato inviato nulla.",
+        "pt": "«{title}» foi eliminado e não pode ser alterado. Nada foi enviado.",
+    },
+    "card_closed": {
+        "en": "This card is already {status}; nothing was sent.",
+        "fr": "Cette carte est déjà close ({status}) ; rien n'a été envoyé.",
+        "es": "Esta tarjeta ya está cerrada ({status}); no se envió nada.",
+        "de": "Diese Karte ist bereits geschlossen ({status}); nichts wurde gesendet.",
+        "it": "Questa scheda è già chiusa ({status}); non è stato inviato nulla.",
+        "pt": "Este cartão já está fechado ({status}); nada foi enviado.",
+    },
+    "clarify": {
+        "en": "Which work is this about?",
+        "fr": "De quel travail s'agit-il ?",
+        "es": "¿De qué trabajo se trata?",
+        "de": "Um welche Arbeit geht es?",
+        "it": "Di quale lavoro si tratta?",
+        "pt": "De que trabalho se trata?",
+    },
+    "new_task": {
+        "en": "Start a new task",
+        "fr": "Lancer une nouvelle tâche",
+        "es": "Empezar una tarea nueva",
+        "de": "Neue Aufgabe starten",
+        "it": "Avvia una nuova attività",
+        "pt": "Começar uma nova tarefa",
+    },
+    "answer": {
+        "en": "Noted.",
+        "fr": "C'est noté.",
+        "es": "Anotado.",
+        "de": "Notiert.",
+        "it": "Preso nota.",
+        "pt": "Anotado.",
+    },
+}
+
+
+def _say(key: str, language: str, **values) -> str:
+    texts = _TEXT[key]
+    return texts.get(language, texts["en"]).format(**values)
+
+
+@dataclass(frozen=True)
+class _Message:
+    access: Access
+    text: str
+    language: str
+    api_request: bool
+
+
+# --- the entry point --------------------------------------------------------------------------------------
+
+
+def main_message_post(
+    *,
+    access: Access,
+    text: str,
+    task_id: int | None = None,
+    artifact_id: int | None = None,
+    card_id: int | None = None,
+    api_request: bool = False,
+) -> MainMessage:
+    """Route one message from the person (see the module docstring). Editors and owners only.
+
+    Raises NotFound for a task, artifact or card outside the workspace (the caller learns nothing), and
+    InvalidInput for an empty or oversized text or more than one explicit target.
+    """
+    access.require(Role.EDITOR)
+    text = (text or "").strip()
+    if not text:
+        raise InvalidInput("The message is empty.", code="empty_message")
+    if len(text) > MAX_TEXT:
+        raise InvalidInput(f"A message holds at most {MAX_TEXT} characters.", code="message_too_long")
+    if sum(target is not None for target in (task_id, artifact_id, card_id)) > 1:
+        raise InvalidInput("Name at most one of task, artifact and card.", code="too_many_targets")
+    # The person's own wording decides the language, never a rephrasing by the Router.
+    message = _Message(
+        access=access,
+        text=text,
+        language=language_detect(text),
+        api_request=api_request or access.api_key is not None,
+    )
+    if task_id is not None:
+        return _deliver(message, task_id=task_id, route=Route.DIRECT)
+    if artifact_id is not None:
+        return _post_about_artifact(message, artifact_id)
+    if card_id is not None:
+        return _post_to_card(message, card_id)
+    return _post_routed(message)
+
+
+# --- explicit targets: no model call ----------------------------------------------------------------------
+
+
+def _task_refusal(task: Task) -> str:
+    if task.is_archived:
+        return "task_archived"
+    if task.status == TaskStatus.CANCELLED:
+        return "task_cancelled"
+    return ""
+
+
+@transaction.atomic
+def _deliver(
+    message: _Message,
+    *,
+    task_id: int,
+    route: str,
+    inbox_text: str | None = None,
+    candidates: list[dict] | None = None,
+    router: RouterResult | None = None,
+    router_chars: int = 0,
+    card: Card | None = None,
+) -> MainMessage:
+    """Put the message in the task's inbox after checking, under the task lock, that the task takes it."""
+    task = task_locked(access=message.access, task_id=task_id)
+    refusal = _task_refusal(task)
+    if refusal:
+        return _record(
+            message,
+            route=route,
+            task=task,
+            refusal=refusal,
+            reply=_say(refusal, message.language, title=task.title),
+            candidates=candidates,
+            router=router,
+            router_chars=router_chars,
+            card=card,
+        )
+    if task.kind == TaskKind.LIGHTWEIGHT and _follow_ups(task) >= PROMOTE_AFTER_FOLLOW_UPS:
+        task = _promote(message.access, task)
+    inbox = message_post(access=message.access, task_id=task.pk, text=inbox_text or message.text)
+    return _record(
+        message,
+        route=route,
+        task=task,
+        inbox=inbox,
+        candidates=candidates,
+        router=router,
+        router_chars=router_chars,
+        card=card,
+    )
+
+
+def _follow_ups(task: Task) -> int:
+    """Messages the person sent the task after the one that started it."""
+    # A replaced message lives on as its replacement, a withdrawn one was taken back: neither is an iteration.
+    sent = InboxMessage.objects.filter(
+        task=task, source__in=PERSON_SOURCES, status__in=(InboxStatus.PENDING, InboxStatus.CONSUMED)
+    ).count()
+    return max(sent - 1, 0)
+
+
+def _artifact_owner(message: _Message, artifact: Artifact) -> int | None:
+    """The task the artifact belongs to: the one that created it, else the last to add a version, else the
+    last whose generation job produced it — among this workspace's tasks."""
+    owners = [artifact.created_by_task_id]
+    owners.append(
+        ArtifactVersion.objects.filter(artifact=artifact, author_task_id__isnull=False)
+        .order_by("-number")
+        .values_list("author_task_id", flat=True)
+        .first()
+    )
+    owners.append(
+        GenerationJob.objects.filter(workspace_id=artifact.workspace_id, artifact=artifact, task_id__isnull=False)
+        .order_by("-created_at", "-id")
+        .values_list("task_id", flat=True)
+        .first()
+    )
+    for task_id in owners:
+        if task_id is not None and Task.objects.filter(pk=task_id, workspace=message.access.workspace).exists():
+            return task_id
+    return None
+
+
+def _artifact_note(artifact: Artifact) -> str:
+    # The worker must know which work the person means; the note follows their words, never replaces them.
+    return f"\n\n[about artifact #{artifact.pk} “{artifact.title}”, version {artifact.current_version}]"
+
+
+def _post_about_artifact(message: _Message, artifact_id: int) -> MainMessage:
+    artifact = Artifact.objects.filter(pk=artifact_id, workspace=message.access.workspace).first()
+    if artifact is None:
+        raise NotFound("Artifact not found.")
+    owner = _artifact_owner(message, artifact)
+    if artifact.is_deleted:
+        with transaction.atomic():
+            task = Task.objects.filter(pk=owner).first() if owner else None
+            return _record(
+                message,
+                route=Route.DIRECT,
+                task=task,
+                refusal="artifact_deleted",
+                reply=_say("artifact_deleted", message.language, title=artifact.title),
+            )
+    if owner is None:
+        # A work no task made (uploaded, or edited by people only): the Router decides, knowing what it is.
+        return _post_routed(message, note=_artifact_note(artifact))
+    return _deliver(message, task_id=owner, route=Route.DIRECT, inbox_text=message.text + _artifact_note(artifact))
+
+
+def _post_to_card(message: _Message, card_id: int) -> MainMessage:
+    """A card answered from the main thread: validated here, then handed to the cards service.
+
+    A clarification card of the Router routes the original message to the chosen option (its id or label
+    typed); any other card's answer is the cards service's `card_reply` (an option typed chooses it, other
+    text answers it, a quote is never approved by text), which delivers the resolution to the card's task.
+    """
+    card = Card.objects.filter(pk=card_id, workspace=message.access.workspace).select_related("task").first()
+    if card is None:
+        raise NotFound("Card not found.")
+    refusal = "card_closed" if card.status != CardStatus.OPEN else ""
+    reply = _say("card_closed", message.language, status=card.get_status_display().lower()) if refusal else ""
+    if not refusal and card.task is not None and _task_refusal(card.task):
+        refusal = _task_refusal(card.task)
+        reply = _say(refusal, message.language, title=card.task.title)
+    if refusal:
+        with transaction.atomic():
+            return _record(message, route=Route.DIRECT, task=card.task, card=card, refusal=refusal, reply=reply)
+    if card.kind == CardKind.CLARIFY and card.task_id is None:
+        option = _option_named(card, message.text)
+        if option is None:
+            raise InvalidInput(
+                "Answer a clarification card with one of its options.",
+                code="invalid_option",
+                details={"options": [o.get("id") for o in card.options]},
+            )
+        return main_clarification_apply(access=message.access, card_id=card.pk, option_id=option)
+    # Imported here: the cards service imports this module for clarification cards.
+    from agents.services.cards import card_reply
+
+    with transaction.atomic():
+        last = InboxMessage.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+        card_reply(access=message.access, card_id=card.pk, text=message.text)
+        # The person's answer, as the cards service put it in the inbox (under the task lock it still holds).
+        inbox = (
+            InboxMessage.objects.filter(task_id=card.task_id, pk__gt=last, source__in=PERSON_SOURCES)
+            .order_by("-pk")
+            .first()
+        )
+        return _record(message, route=Route.DIRECT, task=card.task, card=card, inbox=inbox)
+
+
+def _option_named(card: Card, text: str) -> str | None:
+    wanted = text.strip().casefold()
+    for option in card.options:
+        if wanted in (str(option.get("id", "")).casefold(), str(option.get("label", "")).casefold()):
+            return str(option["id"])
+    return None
+
+
+# --- semantic routing -------------------------------------------------------------------------------------
+
+
+def _recent_messages(workspace_id: int) -> list[dict]:
+    rows = MainMessage.objects.filter(workspace_id=workspace_id).order_by("-id")[:RECENT_MESSAGES]
+    return [
+        {"text": row.text[:RECENT_MESSAGE_CHARS], "route": row.route, "task": row.task_id} for row in reversed(rows)
+    ]
+
+
+def _considered(index: TaskIndex, ids: list[int] | None = None, limit: int = 5) -> list[dict]:
+    """The candidates a message's record keeps: the index entries most similar to it, or the given ids."""
+    if ids is None:
+        entries = sorted(index.entries, key=lambda e: -e.similarity)[:limit]
+    else:
+        entries = [e for e in (index.get(i) for i in ids) if e is not None]
+    return [{"task": e.id, "title": e.title, "similarity": round(e.similarity, 3)} for e in entries]
+
+
+def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
+    workspace_id = message.access.workspace.pk
+    text = message.text + note
+    index = task_index_get(workspace_id=workspace_id, text=text)
+    result = route_decide(
+        workspace_id=workspace_id,
+        text=text,
+        language=message.language,
+        index=index,
+        recent=_recent_messages(workspace_id),
+    )
+    decision, chars = result.decision, result.prompt_chars
+    candidates = _considered(index)
+
+    if decision.route == Route.NEW_TASK:
+        duplicates = task_duplicates_find(workspace_id=workspace_id, text=message.text)
+        if duplicates:
+            shown = _duplicate_entries(workspace_id, duplicates)
+            second = route_decide(
+                workspace_id=workspace_id,
+                text=text,
+                language=message.language,
+                index=index,
+                recent=_recent_messages(workspace_id),
+                duplicates=shown,
+            )
+            result, decision, chars = second, second.decision, chars + second.prompt_chars
+            candidates = [{"task": d["id"], "title": d["title"], "similarity": d["similarity"]} for d in shown]
+
+    if decision.route == Route.FOLLOW_UP:
+        chosen = _considered(index, [decision.task]) or [{"task": decision.task}]
+        candidates = chosen + [c for c in candidates if c["task"] != decision.task]
+        return _deliver(
+            message,
+            task_id=decision.task,
+            route=Route.FOLLOW_UP,
+            inbox_text=text,
+            candidates=candidates,
+            router=result,
+            router_chars=chars,
+        )
+    if decision.route in (Route.NEW_TASK, Route.LIGHTWEIGHT):
+        kind = TaskKind.PERSISTENT if decision.route == Route.NEW_TASK else TaskKind.LIGHTWEIGHT
+        return _create(
+            message,
+            kind=kind,
+            title=decision.title,
+            brief=text,
+            route=decision.route,
+            router=result,
+            router_chars=chars,
+            candidates=candidates,
+        )
+    if decision.route == Route.CLARIFY:
+        return _clarify(
+            message, decision.candidates, index=index, candidates=candidates, router=result, router_chars=chars
+        )
+    with transaction.atomic():
+        return _record(
+            message,
+            route=Route.ANSWER,
+            reply=decision.reply or _say("answer", message.language),
+            candidates=candidates,
+            router=result,
+            router_chars=chars,
+        )
+
+
+def _duplicate_entries(workspace_id: int, duplicates: list[tuple[int, float]]) -> list[dict]:
+    tasks = Task.objects.filter(workspace_id=workspace_id, pk__in=[i for i, _ in duplicates]).in_bulk()
+    return [
+        {"id": i, "title": tasks[i].title[:80], "status": tasks[i].status, "similarity": round(s, 3)}
+        for i, s in duplicates
+        if i in tasks
+    ]
+
+
+def _title(decision_title: str | None, text: str) -> str:
+    title = " ".join((decision_title or "").split()) or " ".join(text.split())
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+@transaction.atomic
+def _create(
+    message: _Message,
+    *,
+    kind: str,
+    title: str | None,
+    brief: str,
+    route: str,
+    router: RouterResult | None = None,
+    router_chars: int = 0,
+    candidates: list[dict] | None = None,
+    card: Card | None = None,
+) -> MainMessage:
+    task = task_create(
+        access=message.access, title=_title(title, message.text), brief=brief, language=message.language, kind=kind
+    )
+    inbox = InboxMessage.objects.filter(task=task).order_by("pk").first()
+    return _record(
+        message,
+        route=route,
+        task=task,
+        inbox=inbox,
+        candidates=candidates,
+        router=router,
+        router_chars=router_chars,
+        card=card,
+    )
+
+
+@transaction.atomic
+def _clarify(
+    message: _Message,
+    ids: list[int],
+    *,
+    index: TaskIndex,
+    candidates: list[dict],
+    router: RouterResult | None,
+    router_chars: int,
+) -> MainMessage:
+    """Ask the person with a card: the candidate tasks (checked to be in this workspace) and "new task"."""
+    tasks = Task.objects.filter(workspace=message.access.workspace, pk__in=ids).in_bulk()
+    chosen = [tasks[i] for i in ids if i in tasks][:CLARIFY_OPTIONS]
+    options = [{"id": f"task:{t.pk}", "label": f"{t.title[:120]} (#{t.pk})"} for t in chosen]
+    options.append({"id": NEW_TASK_OPTION, "label": _say("new_task", message.language)})
+    card = Card.objects.create(
+        workspace=message.access.workspace,
+        kind=CardKind.CLARIFY,
+        title=_say("clarify", message.language),
+        body=message.text[:500],
+        options=options,
+        payload={
+            "source": "router",
+            "text": message.text,
+            "language": message.language,
+            "api_request": message.api_request,
+            "candidates": [t.pk for t in chosen],
+        },
+    )
+    considered = [{"task": t.pk, "title": t.title[:80]} for t in chosen] or candidates
+    record = _record(
+        message,
+        route=Route.CLARIFY,
+        card=card,
+        candidates=considered,
+        router=router,
+        router_chars=router_chars,
+    )
+    card.payload["message"] = record.pk
+    card.save(update_fields=["payload"])
+    event_append(workspace_id=card.workspace_id, kind="card.opened", data=_card_event(card))
+    return record
+
+
+def _card_event(card: Card) -> dict:
+    """The card fields the studio reads, as the cards service publishes them."""
+    return {
+        "card": card.pk,
+        "task": card.task_id,
+        "kind": card.kind,
+        "status": card.status,
+        "title": card.title,
+        "source": card.payload.get("source", ""),
+    }
+
+
+def main_clarification_apply(*, access: Access, card_id: int, option_id: str) -> MainMessage:
+    """The person chose an option of a clarification card: route the original message there.
+
+    `option_id` is "task:<id>" (delivered to that task, validated like any explicit target) or "new_task"
+    (a persistent task is created without a second duplicate check: the person has just decided). The card
+    is resolved under its row lock in the same transaction, so two clicks route the message once (the
+    second is a 409 `card_resolved`, as for any card). Returns the new Main message recording where it went.
+    The cards service's `card_act(action="choose")` calls this for the Router's clarification cards.
+    """
+    access.require(Role.EDITOR)
+    with transaction.atomic():
+        card = (
+            Card.objects.select_for_update(of=("self",))
+            .filter(pk=card_id, workspace=access.workspace, kind=CardKind.CLARIFY)
+            .first()
+        )
+        if card is None:
+            raise NotFound("Card not found.")
+        if card.status != CardStatus.OPEN:
+            raise Conflict(
+                "This card was already answered.",
+                code="card_resolved" if card.status == CardStatus.RESOLVED else "card_cancelled",
+                details={"status": card.status, "resolution": card.resolution},
+            )
+        if option_id not in {str(o.get("id")) for o in card.options}:
+            raise InvalidInput(
+                "Not one of the card's options.",
+                code="invalid_option",
+                details={"options": [o.get("id") for o in card.options]},
+            )
+        label = next(str(o.get("label", "")) for o in card.options if str(o.get("id")) == option_id)
+        card.status = CardStatus.RESOLVED
+        card.resolution = {"action": "choose", "option": option_id, "label": label, "by": access.actor}
+        card.resolved_by = access.user
+        card.resolved_at = timezone.now()
+        card.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])
+        event_append(
+            workspace_id=card.workspace_id,
+            kind="card.resolved",
+            data={**_card_event(card), "action": "choose", "option": option_id, "by": access.actor},
+        )
+        payload = card.payload or {}
+        text = str(payload.get("text", ""))
+        message = _Message(
+            access=access,
+            text=text,
+            language=str(payload.get("language") or language_detect(text)),
+            api_request=bool(payload.get("api_request")) or access.api_key is not None,
+        )
+        candidates = [{"task": c} for c in payload.get("candidates", [])]
+        if option_id == NEW_TASK_OPTION:
+            return _create(
+                message,
+                kind=TaskKind.PERSISTENT,
+                title=None,
+                brief=text,
+                route=Route.NEW_TASK,
+                candidates=candidates,
+                card=card,
+            )
+        task_id = int(option_id.split(":", 1)[1])
+        return _deliver(message, task_id=task_id, route=Route.DIRECT, candidates=candidates, card=card)
+
+
+# --- promotion --------------------------------------------------------------------------------------------
+
+
+def _promote(access: Access, task: Task) -> Task:
+    """Make a locked lightweight task persistent. Same row: its inbox, turns, checklist and artifacts stay."""
+    task.kind = TaskKind.PERSISTENT
+    task.save(update_fields=["kind", "updated_at"])
+    event_append(
+        workspace_id=task.workspace_id,
+        kind="task.promoted",
+        data={"task": task.pk, "kind": task.kind, "by": access.actor},
+    )
+    return task
+
+
+@transaction.atomic
+def task_promote(*, access: Access, task_id: int) -> Task:
+    """Promote a lightweight task to persistent, keeping its history. Promoting twice changes nothing."""
+    access.require(Role.EDITOR)
+    task = task_locked(access=access, task_id=task_id)
+    if task.kind == TaskKind.PERSISTENT:
+        return task
+    return _promote(access, task)
+
+
+# --- the record -------------------------------------------------------------------------------------------
+
+
+def _record(
+    message: _Message,
+    *,
+    route: str,
+    task: Task | None = None,
+    card: Card | None = None,
+    inbox: InboxMessage | None = None,
+    candidates: list[dict] | None = None,
+    reply: str = "",
+    refusal: str = "",
+    router: RouterResult | None = None,
+    router_chars: int = 0,
+) -> MainMessage:
+    """Store the Main message and its routing, and append the "main.message" event (caller's transaction)."""
+    record = MainMessage.objects.create(
+        workspace=message.access.workspace,
+        author=message.access.user,
+        text=message.text,
+        language=message.language,
+        route=route,
+        task=task,
+        card=card,
+        candidates=candidates or [],
+        reply=reply,
+        refusal=refusal,
+        inbox_message=inbox,
+        api_request=message.api_request,
+        router_model=router.model if router is not None else "",
+        router_prompt_chars=router_chars,
+    )
+    event_append(
+        workspace_id=record.workspace_id,
+        kind="main.message",
+        data={
+            "message": record.pk,
+            "route": route,
+            "task": task.pk if task is not None else None,
+            "card": card.pk if card is not None else None,
+            "candidates": [c.get("task") for c in record.candidates],
+            "refusal": refusal,
+            "delivered": inbox is not None,
+            "by": message.access.actor,
+        },
+    )
+    return record
+
+
+# --- reads ------------------------------------------------------------------------------------------------
+
+
+def main_message_list(*, access: Access) -> QuerySet[MainMessage]:
+    """The workspace's Main messages, newest first."""
+    return MainMessage.objects.filter(workspace=access.workspace).select_related("author").order_by("-id")
+
+
+def main_message_get(*, access: Access, message_id: int) -> MainMessage:
+    record = main_message_list(access=access).filter(pk=message_id).first()
+    if record is None:
+        raise NotFound("Message not found.")
+    return record
