@@ -15,6 +15,7 @@ from agents.models import ChecklistItem, InboxMessage, InboxStatus, ModelLease, 
 from agents.providers.base import ModelRequest, ToolSpec
 from agents.tools.base import Tool
 from agents.tools.registry import DOMAINS, tools_visible
+from workspace.selectors import notices_pending
 
 SYSTEM_RULES = """You are Lomote's creative agent, working on one task for a person over days.
 Rules:
@@ -31,6 +32,7 @@ Rules:
 class BuiltContext:
     request: ModelRequest
     new_messages: list[tuple[int, str]]  # (id, text) of the inbox messages this decision reads
+    notice_ids: list[int]  # change notices shown in this request: delivered when its decision commits
 
     @property
     def new_message_ids(self) -> list[int]:
@@ -130,6 +132,18 @@ def context_build(
     """The request for the decision after step `last_index` of this turn, whose calls were `last_calls`."""
     history.load()
     new_messages = list(InboxMessage.objects.filter(task=task, status=InboxStatus.PENDING).order_by("id"))
+    # Someone else changed an artifact this task read: it must re-read before relying on it (DESIGN §9).
+    notices = [
+        {
+            "id": n.pk,
+            "artifact": n.artifact_id,
+            "from_version": n.from_version,
+            "to_version": n.to_version,
+            "changed_nodes": n.changed_nodes,
+            "summary": n.summary,
+        }
+        for n in notices_pending(task_id=task.pk)
+    ]
     checklist = list(ChecklistItem.objects.filter(task=task).order_by("position"))
 
     messages = list(history.messages)
@@ -156,10 +170,13 @@ def context_build(
         "goal_revision": task.goal_revision,
     }
     # The dynamic tail goes last so that everything before it stays byte-stable between steps.
+    tail = {"task": task_state, "checklist": checklist_state}
+    if notices:
+        tail["change_notices"] = [n["summary"] for n in notices]
     messages.append(
         {
             "role": "system",
-            "content": "Current task state: " + _dumps({"task": task_state, "checklist": checklist_state}),
+            "content": "Current task state: " + _dumps(tail),
         }
     )
 
@@ -177,6 +194,7 @@ def context_build(
         "turn_trigger": turn.trigger,
         "tools": [t.name for t in tools],
         "loaded_domains": sorted(history.loaded_domains),
+        "notices": notices,
     }
     request = ModelRequest(
         model=lease.model,
@@ -185,4 +203,8 @@ def context_build(
         tools=list(_tool_specs(tuple(tools))),
         state=state,
     )
-    return BuiltContext(request=request, new_messages=[(m.pk, m.text) for m in new_messages])
+    return BuiltContext(
+        request=request,
+        new_messages=[(m.pk, m.text) for m in new_messages],
+        notice_ids=[n["id"] for n in notices],
+    )

@@ -32,6 +32,7 @@ from agents.runtime.leases import lease_claim
 from agents.runtime.toolexec import RunContext, calls_run
 from agents.tools.registry import tool_get
 from workspace.services.events import event_append
+from workspace.services.notices import notices_mark_delivered
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +162,8 @@ class TurnRunner:
                 InboxMessage.objects.filter(pk__in=message_ids).update(
                     status=InboxStatus.CONSUMED, consumed_by_step=step, consumed_at=timezone.now()
                 )
+            if built.notice_ids:
+                notices_mark_delivered(task_id=task_id, ids=built.notice_ids)
             event_append(
                 workspace_id=self.run_ctx.workspace_id,
                 kind="step.committed",

@@ -111,3 +111,43 @@ def test_it_finishes_the_task_when_the_checklist_is_complete(task, tools, script
     assert turn_run(turn_id=turn.pk, generation=1) == "done"
     task.refresh_from_db()
     assert (task.status, task.stop_reason) == (TaskStatus.DONE, "checklist_complete")
+
+
+def test_it_shows_a_change_notice_once_in_the_next_decision(task, tools, script, alice):
+    from django.db import transaction
+
+    from workspace.models import ChangeNotice
+    from workspace.services.artifacts import artifact_create, artifact_version_add
+    from workspace.services.notices import artifact_seen
+
+    # given a storyboard the task read at v1, which the person then changed
+    with transaction.atomic():
+        board = artifact_create(
+            workspace_id=task.workspace_id,
+            kind="document",
+            title="Storyboard",
+            content="Shot 1\nShot 2",
+            author_user=alice,
+        )
+        artifact_seen(workspace_id=task.workspace_id, artifact_id=board.pk, task_id=task.pk, version=1)
+        artifact_version_add(
+            workspace_id=task.workspace_id,
+            artifact_id=board.pk,
+            base_version=1,
+            content="Shot 1\nShot 2 (night)",
+            author_user=alice,
+        )
+    notice = ChangeNotice.objects.get(task_id=task.pk)
+    model = script([says("Re-reading.", ("test_noop", {})), says("Done.")])
+    turn = tools.start_turn(task)
+
+    # when the turn runs two decisions
+    assert turn_run(turn_id=turn.pk, generation=1) == "answered"
+
+    # then the first decision saw the notice in its dynamic tail, and it was delivered, not repeated
+    first, second = model.requests
+    assert [n["id"] for n in first.state["notices"]] == [notice.pk]
+    assert notice.summary in first.messages[-1]["content"]
+    assert second.state["notices"] == []
+    notice.refresh_from_db()
+    assert notice.delivered_at is not None
