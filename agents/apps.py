@@ -7,7 +7,7 @@ class AgentsConfig(AppConfig):
     def ready(self):
         from django.db.models.signals import post_save
 
-        from agents import subscribers
+        from agents import flow_hooks, subscribers
         from agents.models import Task
         from agents.services.task_index import on_task_saved
         from agents.tools import generation  # noqa: F401 - registers the generation tools
@@ -17,3 +17,5 @@ class AgentsConfig(AppConfig):
         domain_events.subscribe("billing.approval_granted")(subscribers.on_approval_granted)
         # The Router's search rows follow each task's title, brief and summary.
         post_save.connect(on_task_saved, sender=Task, dispatch_uid="agents.task_index")
+        # Flow nodes that call a model (workspace cannot import agents: it exposes a hook).
+        flow_hooks.install()
