@@ -1,4 +1,4 @@
-"""REST API v1 for tasks: list, create, detail, execution log, inbox, and cancel / pause / resume.
+"""REST API v1 for tasks: list, create, detail, execution log, inbox, cancel / pause / resume, settings; cards.
 
 Views parse, check the role, call a selector or service, and serialize. Services take their own locks and
 append the events; the view re-reads the task afterwards so the answer shows what was committed.
@@ -9,9 +9,11 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from agents import selectors, serializers
-from agents.models import TaskKind, TaskStatus
+from agents.models import CardStatus, TaskKind, TaskStatus
+from agents.services import cards as card_services
 from agents.services import inbox as inbox_services
 from agents.services import main as main_services
+from agents.services import task_settings as settings_services
 from agents.services import tasks as task_services
 from lomote.pagination import CursorlessPagination
 from lomote.serializers import error_responses
@@ -136,6 +138,77 @@ class TaskResumeApi(WorkspaceApi):
     )
     def post(self, request, workspace_id, task_id):
         return _task_action(self, task_services.task_resume, task_id)
+
+
+class TaskSettingsApi(WorkspaceApi):
+    serializer_class = serializers.TaskDetailOut
+
+    @extend_schema(
+        operation_id="tasks_settings",
+        description="Change the task's autonomy and/or permissions, two of its three separate settings (the "
+        "budget is a person's approval in billing). The keys of `permissions` given replace the task's. Takes "
+        "effect at the task's next decision. 409 `task_cancelled` for a cancelled task.",
+        request=serializers.TaskSettingsIn,
+        responses={200: serializers.TaskDetailOut, **error_responses(400, 403, 404, 409, 413)},
+    )
+    def patch(self, request, workspace_id, task_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.TaskSettingsIn, request.data)
+        settings_services.task_settings_update(
+            access=access, task_id=task_id, autonomy=data.get("autonomy"), permissions=data.get("permissions")
+        )
+        return Response(serializers.TaskDetailOut(selectors.task_get(access=access, task_id=task_id)).data)
+
+
+class CardListApi(WorkspaceApi):
+    serializer_class = serializers.CardOut
+
+    @extend_schema(
+        operation_id="cards_list",
+        description="The workspace's cards (decisions shown to a person), newest first. Filter with `status` "
+        "(e.g. `open`) and `task`.",
+        parameters=[
+            OpenApiParameter("status", str, enum=CardStatus.values, description="Only cards with this status."),
+            OpenApiParameter("task", int, description="Only this task's cards."),
+        ],
+        responses={200: serializers.CardOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        query = _validated(serializers.CardQueryIn, request.query_params.dict())
+        cards = selectors.card_list(access=access, status=query.get("status"), task_id=query.get("task"))
+        page = self.paginate_queryset(cards)
+        return self.get_paginated_response(serializers.CardOut(page, many=True).data)
+
+
+class CardDetailApi(WorkspaceApi):
+    serializer_class = serializers.CardOut
+
+    @extend_schema(operation_id="cards_retrieve", responses={200: serializers.CardOut, **error_responses(404)})
+    def get(self, request, workspace_id, card_id):
+        return Response(serializers.CardOut(selectors.card_get(access=self.access(), card_id=card_id)).data)
+
+
+class CardActionApi(WorkspaceApi):
+    serializer_class = serializers.CardOut
+
+    @extend_schema(
+        operation_id="cards_act",
+        description="Act on an open card, once: `confirm`, `adjust` (with `text`), `choose` (with `option`), "
+        "`approve` or `decline` (quote cards; `approve` may name a `budget`). The answer reaches the task, "
+        "which goes on by itself; `approve` grants the budget and wakes the task, `decline` stops it with "
+        "`spending_declined`. The card's `actions` list what it accepts (400 `invalid_action` otherwise). "
+        "Editors and owners; approving spending or confirming an irreversible operation needs a person, not "
+        "an API key (403 `person_required`). 409 `card_resolved` once resolved (`card_cancelled` when "
+        "withdrawn), `task_cancelled` when its task was cancelled.",
+        request=serializers.CardActionIn,
+        responses={200: serializers.CardOut, **error_responses(400, 403, 404, 409, 413)},
+    )
+    def post(self, request, workspace_id, card_id):
+        access = self.access().require(Role.EDITOR)
+        data = _validated(serializers.CardActionIn, request.data)
+        card_services.card_act(access=access, card_id=card_id, **data)
+        return Response(serializers.CardOut(selectors.card_get(access=access, card_id=card_id)).data)
 
 
 class TaskMessageListCreateApi(WorkspaceApi):

@@ -5,6 +5,7 @@ from django.db.models.functions import Coalesce
 
 from agents.models import (
     ACTIVE_TURN_STATUSES,
+    Card,
     ChecklistItem,
     InboxMessage,
     InboxStatus,
@@ -99,3 +100,20 @@ def inbox_message_get(*, access: Access, task_id: int, message_id: int) -> Inbox
     if message is None:
         raise NotFound("Message not found.")
     return message
+
+
+def card_list(*, access: Access, status: str | None = None, task_id: int | None = None) -> QuerySet[Card]:
+    """The workspace's cards, newest first; optionally only those with `status`, or of one task."""
+    cards = Card.objects.filter(workspace=access.workspace).select_related("resolved_by").order_by("-pk")
+    if status:
+        cards = cards.filter(status=status)
+    if task_id is not None:
+        cards = cards.filter(task_id=task_id)
+    return cards
+
+
+def card_get(*, access: Access, card_id: int) -> Card:
+    card = card_list(access=access).filter(pk=card_id).first()
+    if card is None:
+        raise NotFound("Card not found.")
+    return card

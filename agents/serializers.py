@@ -2,6 +2,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.models import (
+    PERMISSION_DOMAINS,
+    Autonomy,
+    Card,
+    CardStatus,
     ChecklistItem,
     InboxMessage,
     MainMessage,
@@ -13,6 +17,7 @@ from agents.models import (
     ToolCall,
     Turn,
 )
+from agents.services.cards import PUBLIC_ACTIONS, card_actions
 from lomote.serializers import StrictSerializer
 
 # Long enough for a detailed brief or message; the body limit (LOMOTE_MAX_JSON_BODY) still applies on top.
@@ -23,6 +28,9 @@ MAX_TEXT = 20_000
 
 class TaskOut(serializers.ModelSerializer):
     waiting_for = serializers.DictField(read_only=True, help_text="What a waiting task waits for; empty otherwise.")
+    permissions = serializers.DictField(
+        read_only=True, help_text="What the task may do: `domains` (tool domains) and `irreversible`."
+    )
 
     class Meta:
         model = Task
@@ -33,6 +41,8 @@ class TaskOut(serializers.ModelSerializer):
             "status",
             "stop_reason",
             "waiting_for",
+            "autonomy",
+            "permissions",
             "language",
             "summary",
             "created_at",
@@ -124,6 +134,80 @@ class TaskQueryIn(PageQueryIn):
 
 class NoBodyIn(StrictSerializer):
     """Actions take no fields; sending some is a mistake worth reporting."""
+
+
+class TaskSettingsIn(StrictSerializer):
+    autonomy = serializers.ChoiceField(
+        choices=Autonomy.choices,
+        required=False,
+        help_text="`ask`: confirm each paid step and each next step; `checkpoints`: ask at checklist items "
+        "that need confirmation and when billing requires; `auto`: go on without asking, within the budget.",
+    )
+    permissions = serializers.JSONField(
+        required=False,
+        help_text="The keys given replace the task's: `domains` (tool domains the task may use, among "
+        f"{', '.join(PERMISSION_DOMAINS)}) and `irreversible` (whether irreversible tools may run at all; each "
+        "call is still confirmed by a person).",
+    )
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Give `autonomy`, `permissions`, or both.")
+        return attrs
+
+
+# --- cards ------------------------------------------------------------------------------------------------
+
+
+class CardOut(serializers.ModelSerializer):
+    options = serializers.ListField(
+        child=serializers.DictField(), read_only=True, help_text='The choices offered: [{"id", "label"}].'
+    )
+    payload = serializers.DictField(read_only=True, help_text="What the card is about (question, quote, call…).")
+    resolution = serializers.DictField(read_only=True, help_text="The action taken, by whom, with what.")
+    resolved_by = serializers.CharField(
+        source="resolved_by.username", allow_null=True, read_only=True, help_text="The person who resolved it."
+    )
+    actions = serializers.SerializerMethodField(help_text="The actions the card accepts now (none once closed).")
+
+    class Meta:
+        model = Card
+        fields = [
+            "id",
+            "task",
+            "turn",
+            "kind",
+            "status",
+            "title",
+            "body",
+            "options",
+            "actions",
+            "payload",
+            "resolution",
+            "resolved_by",
+            "resolved_at",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_actions(self, card) -> list[str]:
+        return list(card_actions(card))
+
+
+class CardQueryIn(PageQueryIn):
+    status = serializers.ChoiceField(choices=CardStatus.choices, required=False)
+    task = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False)
+
+
+class CardActionIn(StrictSerializer):
+    action = serializers.ChoiceField(choices=PUBLIC_ACTIONS)
+    option = serializers.CharField(max_length=80, required=False, help_text="With `choose`: the option's id.")
+    text = serializers.CharField(
+        max_length=MAX_TEXT, required=False, help_text="With `adjust`: what to change. Optional otherwise."
+    )
+    budget = serializers.IntegerField(
+        min_value=1, required=False, help_text="With `approve`: the budget to grant, if not the quoted amount."
+    )
 
 
 # --- execution log ----------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from agents import apis
 
 TASK = "workspaces/<id:workspace_id>/tasks/<id:task_id>/"
 MESSAGE = TASK + "messages/<id:message_id>/"
+CARD = "workspaces/<id:workspace_id>/cards/<id:card_id>/"
 
 urlpatterns = [
     path("workspaces/<id:workspace_id>/messages/", apis.MainMessageListCreateApi.as_view(), name="main-message-list"),
@@ -13,7 +14,11 @@ urlpatterns = [
     path(TASK + "cancel/", apis.TaskCancelApi.as_view(), name="task-cancel"),
     path(TASK + "pause/", apis.TaskPauseApi.as_view(), name="task-pause"),
     path(TASK + "resume/", apis.TaskResumeApi.as_view(), name="task-resume"),
+    path(TASK + "settings/", apis.TaskSettingsApi.as_view(), name="task-settings"),
     path(TASK + "messages/", apis.TaskMessageListCreateApi.as_view(), name="task-message-list"),
     path(MESSAGE + "withdraw/", apis.TaskMessageWithdrawApi.as_view(), name="task-message-withdraw"),
     path(MESSAGE + "replace/", apis.TaskMessageReplaceApi.as_view(), name="task-message-replace"),
+    path("workspaces/<id:workspace_id>/cards/", apis.CardListApi.as_view(), name="card-list"),
+    path(CARD, apis.CardDetailApi.as_view(), name="card-detail"),
+    path(CARD + "actions/", apis.CardActionApi.as_view(), name="card-actions"),
 ]

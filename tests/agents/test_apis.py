@@ -412,6 +412,8 @@ def test_it_lists_the_workspaces_tasks_newest_first_with_filters(world, client_a
         "status",
         "stop_reason",
         "waiting_for",
+        "autonomy",
+        "permissions",
         "language",
         "summary",
         "created_at",
