@@ -1,0 +1,201 @@
+"""`python manage.py demo`: the headline flow, headless, on whatever database is configured.
+
+A person asks Main for a series of posters, approves the quote card, asks meanwhile for a video of
+yesterday's cat photo, and days later for warmer posters with the text moved. Everything runs through the
+real router, runtime, generation jobs (a real django-q2 cluster started for the occasion) and billing; the
+person's only actions are their three messages and their approvals. It ends with a summary and fails
+(exit 1) if the flow did not happen as it should.
+"""
+
+import os
+import subprocess
+import sys
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import close_old_connections, transaction
+from django.db.models import Count, Sum
+from django.utils import timezone
+
+from agents.models import Card, CardKind, CardStatus, InboxMessage, MainMessage, Route, Task, TaskStatus
+from agents.runtime.watchdog import watchdog_sweep
+from agents.services.cards import card_act
+from agents.services.main import main_message_post
+from billing.models import Order
+from billing.services.wallets import wallet_reconcile, wallet_topup
+from lomote.database import current_database_url
+from workspace.generation.procedural import render_image
+from workspace.models import Artifact, Event
+from workspace.selectors import workspace_access
+from workspace.services.artifacts import artifact_create
+from workspace.services.generation import jobs_poll_silent
+from workspace.services.workspaces import workspace_create
+
+POSTERS = "Make a series of 3 retro brand posters"
+CAT_VIDEO = "Also turn yesterday's cat photo into a 5-second video"
+FOLLOW_UP = "Make the posters from the other day warmer and move the text"
+SHOWN_EVENTS = {
+    "task.created",
+    "task.status",
+    "card.opened",
+    "card.resolved",
+    "generation.succeeded",
+    "generation.failed",
+    "billing.capture",
+}
+
+
+class Command(BaseCommand):
+    help = "Run the headline flow headlessly on the embedded defaults and print what happened."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--timeout", type=float, default=240, help="Seconds to wait for each phase.")
+        parser.add_argument("--workers", type=int, default=2, help="django-q2 workers of the demo's cluster.")
+
+    def handle(self, *args, timeout: float, workers: int, **options):
+        call_command("migrate", verbosity=0, interactive=False)
+        self.timeout = timeout
+        self.access = self._set_up()
+        self.workspace_id = self.access.workspace.pk
+        self.last_seq = Event.objects.filter(workspace_id=self.workspace_id).count()
+        cluster = self._start_cluster(workers)
+        try:
+            self._run()
+        finally:
+            cluster.terminate()
+            try:
+                cluster.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                cluster.kill()
+        self._summary()
+
+    # --- set-up ---------------------------------------------------------------------------------------
+
+    def _set_up(self):
+        user, _ = get_user_model().objects.get_or_create(username="demo", defaults={"email": "demo@example.com"})
+        name = f"Headline demo {timezone.now():%Y-%m-%d %H:%M:%S}"
+        workspace = workspace_create(user=user, name=name)
+        access = workspace_access(principal=user, workspace_id=workspace.pk)
+        wallet_topup(access=access, amount=2000, memo="demo credits")
+        with transaction.atomic():
+            photo = render_image("a cat photo, tabby cat on a sunny windowsill")
+            cat = artifact_create(
+                workspace_id=workspace.pk,
+                kind="image",
+                title="Cat photo",
+                tags=["cat", "photo"],
+                file=ContentFile(photo.content, "cat.png"),
+                media_type="image/png",
+                author_user=user,
+            )
+            yesterday = timezone.now() - timedelta(days=1)
+            Artifact.objects.filter(pk=cat.pk).update(created_at=yesterday, updated_at=yesterday)
+        self.stdout.write(f"Workspace “{name}” (#{workspace.pk}), 2000 credits, and yesterday's cat photo.")
+        return access
+
+    def _start_cluster(self, workers: int) -> subprocess.Popen:
+        env = {**os.environ, "DATABASE_URL": current_database_url(), "Q_WORKERS": str(workers), "LOG_LEVEL": "WARNING"}
+        process = subprocess.Popen(  # noqa: S603 - our own manage.py with fixed arguments
+            [sys.executable, "manage.py", "qcluster"], cwd=settings.BASE_DIR, env=env, stdout=subprocess.DEVNULL
+        )
+        self.stdout.write(f"Started a django-q2 cluster ({workers} workers) on the same database.")
+        return process
+
+    # --- the flow -------------------------------------------------------------------------------------
+
+    def _say(self, text: str) -> MainMessage:
+        self.stdout.write(self.style.MIGRATE_HEADING(f"\nPerson → Main: {text}"))
+        message = main_message_post(access=self.access, text=text)
+        task = f"task #{message.task_id} “{message.task.title}”" if message.task_id else "no task"
+        self.stdout.write(f"  routed: {message.route} → {task}")
+        return message
+
+    def _run(self) -> None:
+        posters = self._say(POSTERS)
+        self._approve_quote(posters.task_id)
+        video = self._say(CAT_VIDEO)
+        self._wait(lambda: self._done(posters.task_id) and self._done(video.task_id), "the posters and the video")
+        follow_up = self._say(FOLLOW_UP)
+        if follow_up.route != Route.FOLLOW_UP or follow_up.task_id != posters.task_id:
+            raise CommandError(f"the follow-up was routed {follow_up.route} to task {follow_up.task_id}")
+        self._approve_quote(posters.task_id)
+        self._wait(lambda: self._done(posters.task_id), "the warmer posters")
+
+    def _approve_quote(self, task_id: int) -> None:
+        def open_quote():
+            return Card.objects.filter(task_id=task_id, kind=CardKind.QUOTE, status=CardStatus.OPEN).first()
+
+        card = self._wait(open_quote, "the quote card")
+        self.stdout.write(f"  Person approves the card “{card.title}”.")
+        card_act(access=self.access, card_id=card.pk, action="approve")
+
+    def _done(self, task_id: int) -> bool:
+        return Task.objects.filter(pk=task_id, status=TaskStatus.DONE).exists()
+
+    def _wait(self, ready, what: str):
+        deadline = time.monotonic() + self.timeout
+        while True:
+            close_old_connections()
+            self._print_events()
+            value = ready()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise CommandError(f"timed out after {self.timeout:.0f}s waiting for {what}")
+            # The watchdog and the generation sweeper, as `make run` would run them.
+            watchdog_sweep()
+            jobs_poll_silent()
+            time.sleep(0.3)
+
+    def _print_events(self) -> None:
+        events = Event.objects.filter(workspace_id=self.workspace_id, seq__gt=self.last_seq).order_by("seq")
+        for event in events:
+            self.last_seq = event.seq
+            if event.kind in SHOWN_EVENTS:
+                self.stdout.write(f"  [{event.seq:>4}] {event.kind}: {_brief(event.data)}")
+
+    # --- the summary ----------------------------------------------------------------------------------
+
+    def _summary(self) -> None:
+        out = self.stdout.write
+        out(self.style.MIGRATE_HEADING("\nSummary"))
+        out("Messages to Main and their routes:")
+        for message in MainMessage.objects.filter(workspace_id=self.workspace_id).order_by("pk"):
+            out(f"  “{message.text}” → {message.route} (task #{message.task_id})")
+        out("Tasks:")
+        for task in Task.objects.filter(workspace_id=self.workspace_id).order_by("pk"):
+            out(
+                f"  #{task.pk} {task.title} — {task.kind}, {task.status} ({task.stop_reason}), language {task.language}"
+            )
+        out("Artifacts and versions:")
+        artifacts = Artifact.objects.filter(workspace_id=self.workspace_id).annotate(n=Count("versions"))
+        for artifact in artifacts.order_by("pk"):
+            out(f"  #{artifact.pk} {artifact.kind} “{artifact.title}”: {artifact.n} version(s)")
+        orders = Order.objects.filter(workspace_id=self.workspace_id)
+        captured = orders.filter(status="captured").aggregate(total=Sum("amount"))["total"] or 0
+        out(f"Charges: {orders.filter(status='captured').count()} captured, {captured} credits")
+        ok, expected, actual = wallet_reconcile(self.workspace_id)
+        out(f"Wallet: {actual} — {'reconciles with the ledger' if ok else f'DOES NOT reconcile: expected {expected}'}")
+        continues = sum(
+            1
+            for text in [
+                *MainMessage.objects.filter(workspace_id=self.workspace_id).values_list("text", flat=True),
+                *InboxMessage.objects.filter(task__workspace_id=self.workspace_id, source="person").values_list(
+                    "text", flat=True
+                ),
+            ]
+            if text.strip().lower().rstrip(".!") in {"continue", "go on", "continue please", "please continue"}
+        )
+        out(f"“Continue” messages the person had to send: {continues}")
+        if not ok or continues:
+            raise CommandError("the demo did not end as it should")
+
+
+def _brief(data: dict) -> str:
+    keys = ("task", "status", "stop_reason", "title", "job", "artifact_id", "version", "amount", "kind")
+    return ", ".join(f"{k}={data[k]}" for k in keys if data.get(k) not in (None, "", {}))

@@ -1,0 +1,52 @@
+"""`python manage.py demo`: the headline flow, headless, on PostgreSQL and on a fresh SQLite file."""
+
+import os
+import subprocess
+import sys
+from io import StringIO
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from agents.models import MainMessage, Task, TaskStatus
+from billing.models import Order
+from workspace.models import Artifact
+
+CONTINUES = "“Continue” messages the person had to send: 0"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_it_runs_the_headline_flow_on_postgresql():
+    # when the demo runs against the test database, with its own cluster
+    out = StringIO()
+    call_command("demo", "--timeout", "150", stdout=out)
+    # then every message went where it should, every task finished, posters got a second version
+    routes = list(MainMessage.objects.order_by("pk").values_list("route", "task_id"))
+    assert [route for route, _ in routes] == ["new_task", "new_task", "follow_up"]
+    assert routes[2][1] == routes[0][1]
+    assert set(Task.objects.values_list("status", flat=True)) == {TaskStatus.DONE}
+    posters = Artifact.objects.filter(kind="image").exclude(title="Cat photo")
+    assert posters.count() == 3 and all(a.versions.count() == 2 for a in posters)
+    assert Artifact.objects.filter(kind="video").count() == 1
+    assert set(Order.objects.values_list("status", flat=True)) == {"captured"}
+    assert CONTINUES in out.getvalue()
+
+
+def test_it_runs_the_headline_flow_on_a_fresh_sqlite_database(tmp_path):
+    # given a brand-new SQLite file and nothing else
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'demo.sqlite3'}", LOMOTE_VAR_DIR=str(tmp_path), LOG_LEVEL="WARNING")
+    # when the demo command runs, exactly as a person would type it
+    result = subprocess.run(
+        [sys.executable, "manage.py", "demo", "--timeout", "150"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    # then it exits 0 with the summary
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "→ follow_up" in result.stdout and CONTINUES in result.stdout
