@@ -10,7 +10,7 @@ from django.db import transaction
 from pydantic import Field
 
 from agents.exceptions import ToolError
-from agents.models import ChecklistItem, ChecklistStatus
+from agents.models import ChecklistItem, ChecklistStatus, InboxMessage
 from agents.runtime.fencing import fence_task
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from agents.tools.registry import register
@@ -40,6 +40,11 @@ class VideoArgs(GenerateArgs):
     source_artifact_id: int | None = Field(
         default=None, ge=1, description="An image of the workspace to animate (e.g. a photo found with search_assets)."
     )
+
+
+def _api_requested(task_id: int) -> bool:
+    """Work asked for through the open API (an API key's message): every paid step is confirmed one by one."""
+    return InboxMessage.objects.filter(task_id=task_id, source="api_key").exists()
 
 
 def _open_items(task_id: int) -> int:
@@ -106,6 +111,7 @@ class _Generate(Tool):
                 target={"task": ctx.task_id, "prompt": args.prompt, "artifact": args.artifact_id},
                 amount=amount,
                 task_id=ctx.task_id,
+                api_request=_api_requested(ctx.task_id),
             )
             if args.checklist_position is not None:
                 ChecklistItem.objects.filter(

@@ -274,3 +274,18 @@ def test_it_releases_a_hold_whose_job_was_never_created(posters, funded, setting
     assert Order.objects.get().status == "released"
     ok, _, actual = wallet_reconcile(posters.workspace_id)
     assert ok and actual["available"] == 1000
+
+
+def test_it_confirms_each_paid_step_of_work_asked_through_the_api(posters, tools, script, funded, upstream):
+    from agents.models import InboxMessage
+
+    # given work that came in through an API key, under a policy that would otherwise allow it
+    InboxMessage.objects.create(task=posters, source="api_key", text="make poster 1", status="consumed")
+    script([says("Making poster 1.", ("generate_image", {"prompt": "poster"}))])
+    turn = tools.start_turn(posters)
+    # when the model asks for one cheap image
+    assert turn_run(turn_id=turn.pk, generation=1) == "suspended"
+    # then nothing is held: the person confirms this paid step
+    posters.refresh_from_db()
+    assert not Order.objects.exists()
+    assert posters.waiting_for["type"] == "approval" and "api_request" in posters.waiting_for["reasons"]
