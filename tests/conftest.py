@@ -9,7 +9,19 @@ from django.conf import settings
 
 SUMMARY_FILE = Path(settings.VAR_DIR) / "test-summary.txt"
 REQUIRE_SERVICES = os.environ.get("LOMOTE_REQUIRE_SERVICES") == "1"
-_skipped = {"postgres": 0, "redis": 0}
+_skipped = {"postgres": 0, "redis": 0, "browser": 0}
+CHROMIUM = "/usr/bin/chromium"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"browser: drives {CHROMIUM} with Playwright; skipped without it outside CI")
+
+
+def _browser_available() -> bool:
+    """Debian's chromium and the playwright package (its own browser downloads are never used)."""
+    import importlib.util
+
+    return os.access(CHROMIUM, os.X_OK) and importlib.util.find_spec("playwright") is not None
 
 
 def _redis_reachable() -> bool:
@@ -27,14 +39,15 @@ def redis_url() -> str:
 
 
 def pytest_collection_modifyitems(config, items):
-    available = {"postgres": settings.IS_POSTGRES, "redis": _redis_reachable()}
+    available = {"postgres": settings.IS_POSTGRES, "redis": _redis_reachable(), "browser": _browser_available()}
     for item in items:
         for service, ok in available.items():
             if ok or item.get_closest_marker(service) is None:
                 continue
             if REQUIRE_SERVICES:
                 raise pytest.UsageError(f"LOMOTE_REQUIRE_SERVICES=1 but {service} is unavailable ({item.nodeid})")
-            item.add_marker(pytest.mark.skip(reason=f"needs {service}"))
+            reason = f"needs {CHROMIUM} and playwright" if service == "browser" else f"needs {service}"
+            item.add_marker(pytest.mark.skip(reason=reason))
             _skipped[service] += 1
             break
 
@@ -43,7 +56,8 @@ def pytest_sessionfinish(session, exitstatus):
     engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
     line = (
         f"lomote tests ran on {engine} ({settings.DATABASES['default']['NAME']}); "
-        f"skipped for lack of PostgreSQL: {_skipped['postgres']}, for lack of Redis: {_skipped['redis']}"
+        f"skipped for lack of PostgreSQL: {_skipped['postgres']}, for lack of Redis: {_skipped['redis']}, "
+        f"for lack of chromium: {_skipped['browser']}"
     )
     SUMMARY_FILE.write_text(line + "\n")
 

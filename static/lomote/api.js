@@ -1,0 +1,54 @@
+// REST calls for the studio: session cookie + CSRF token from the cookie; JSON in and out.
+
+function cookie(name) {
+  const match = document.cookie.split("; ").find((part) => part.startsWith(`${name}=`));
+  return match ? decodeURIComponent(match.slice(name.length + 1)) : "";
+}
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    const error = (body && body.error) || {};
+    super(error.message || `Request failed (${status})`);
+    this.status = status;
+    this.code = error.code || "";
+    this.details = error.details || {};
+  }
+}
+
+export async function request(path, { method = "GET", body } = {}) {
+  const headers = { Accept: "application/json" };
+  if (method !== "GET") {
+    headers["X-CSRFToken"] = cookie("csrftoken");
+    headers["Content-Type"] = "application/json";
+  }
+  const response = await fetch(path, {
+    method,
+    headers,
+    credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let data = null;
+  if (text) {
+    try { data = JSON.parse(text); } catch { data = text; }
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+/** The text of one artifact version (documents and Flows are served as text). */
+export async function fetchText(url) {
+  const response = await fetch(url, { credentials: "same-origin" });
+  if (!response.ok) throw new ApiError(response.status, null);
+  return response.text();
+}
+
+export function workspaceApi(workspaceId) {
+  const base = `/api/v1/workspaces/${workspaceId}`;
+  return {
+    base,
+    get: (path) => request(base + path),
+    post: (path, body) => request(base + path, { method: "POST", body: body || {} }),
+    put: (path, body) => request(base + path, { method: "PUT", body }),
+  };
+}

@@ -1,0 +1,367 @@
+// The canvas: the artifact grid (real images, playable video), an artifact view with its version history,
+// the document editor (saves on its base version; a 409 is shown side by side and resolved by the person),
+// and the Flow editor (nodes, edges, params as JSON, per-node conflicts, runs with per-node status).
+
+import { ApiError, fetchText } from "./api.js";
+import { h } from "./dom.js";
+
+const grid = () => document.getElementById("grid");
+const viewer = () => document.getElementById("viewer");
+const viewerBody = () => document.getElementById("viewer-body");
+const notices = () => document.getElementById("notices");
+
+const SAMPLE_FLOW = {
+  nodes: {
+    input: { type: "text_input", params: { default: "a retro brand poster" } },
+    tagline: { type: "generate_text", params: { prompt: "Write a short tagline for {input}" } },
+    end: { type: "finish", params: {} },
+  },
+  edges: [["input", "tagline"], ["tagline", "end"]],
+  start: "input",
+};
+
+function isPlayableVideo(mediaType) {
+  return /^video\//.test(mediaType || "");
+}
+
+function authorText(author) {
+  if (!author) return "someone";
+  if (author.type === "task") return `task #${author.task}`;
+  if (author.type === "user") return author.username || `user #${author.id}`;
+  return author.name || author.type;
+}
+
+export class Canvas {
+  constructor({ api, workspaceId, userId, onError }) {
+    this.api = api;
+    this.workspaceId = workspaceId;
+    this.userId = userId;
+    this.onError = onError;
+    this.artifacts = new Map();
+    this.openArtifactId = null;
+    this.view = null; // what the viewer shows: {artifact, version, ...editor state}
+    this.myVersions = new Set(); // "<artifact>:<version>" written from this page
+    document.getElementById("viewer-close").onclick = () => this.close();
+    document.getElementById("new-document").onclick = () => this.create("document");
+    document.getElementById("new-flow").onclick = () => this.create("flow");
+  }
+
+  fileUrl(artifactId, number) {
+    return `${this.api.base}/artifacts/${artifactId}/versions/${number}/file`;
+  }
+
+  async load() {
+    grid().replaceChildren();
+    this.artifacts.clear();
+    const response = await fetch(`/studio/workspaces/${this.workspaceId}/artifacts`, { credentials: "same-origin" });
+    const { artifacts } = await response.json();
+    for (const artifact of artifacts.reverse()) this.showTile(artifact);
+  }
+
+  // --- grid ---------------------------------------------------------------------------------------------
+
+  preview(artifact, number = artifact.current_version) {
+    const url = this.fileUrl(artifact.id, number);
+    if (artifact.kind === "image") return h("img", { src: url, alt: artifact.title, loading: "lazy" });
+    if (artifact.kind === "video") {
+      // WebP and GIF animations play as images; real video files get a player.
+      if (isPlayableVideo(artifact.media_type)) return h("video", { src: url, controls: true, muted: true, loop: true, playsinline: true, "aria-label": artifact.title });
+      return h("img", { src: url, alt: artifact.title, loading: "lazy" });
+    }
+    return h("div", { class: `doc-icon ${artifact.kind}`, "aria-hidden": "true", text: artifact.kind === "flow" ? "Flow" : "Doc" });
+  }
+
+  showTile(artifact) {
+    this.artifacts.set(artifact.id, artifact);
+    const tile = h(
+      "li",
+      { class: "tile", "data-artifact": String(artifact.id), "data-kind": artifact.kind, "data-version": String(artifact.current_version) },
+      this.preview(artifact),
+      h("button", { type: "button", class: "tile-open", onclick: () => this.open(artifact.id) }, `${artifact.title} · v${artifact.current_version}`),
+    );
+    const existing = grid().querySelector(`[data-artifact="${artifact.id}"]`);
+    if (existing) existing.replaceWith(tile);
+    else grid().prepend(tile);
+  }
+
+  async refreshTile(artifactId) {
+    const detail = await this.api.get(`/artifacts/${artifactId}/`);
+    const current = detail.versions.find((v) => v.number === detail.current_version) || detail.versions[0] || {};
+    this.showTile({ id: detail.id, kind: detail.kind, title: detail.title, current_version: detail.current_version, media_type: current.media_type });
+    return detail;
+  }
+
+  /** An event said the artifact was created or got a version: refresh its tile, and tell the viewer. */
+  async artifactChanged(artifactId, data) {
+    if (!artifactId) return;
+    const detail = await this.refreshTile(artifactId);
+    if (!this.view || this.view.artifact.id !== artifactId) return;
+    const mine = this.myVersions.has(`${artifactId}:${data.version}`);
+    if (mine || !data.version || data.version <= this.view.seenVersion) return;
+    this.view.seenVersion = data.version;
+    this.view.artifact = detail;
+    this.renderVersions();
+    this.notice(`Version ${data.version} was added by ${authorText(data.author)} while you were viewing this.`, data.version);
+  }
+
+  async create(kind) {
+    const title = kind === "flow" ? "Untitled Flow" : "Untitled document";
+    const body = kind === "flow" ? { kind, title, graph: SAMPLE_FLOW } : { kind, title, content: "" };
+    try {
+      const artifact = await this.api.post("/artifacts/", body);
+      this.myVersions.add(`${artifact.id}:${artifact.current_version}`);
+      await this.refreshTile(artifact.id);
+      await this.open(artifact.id);
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
+  // --- viewer -------------------------------------------------------------------------------------------
+
+  close() {
+    viewer().hidden = true;
+    this.view = null;
+    this.openArtifactId = null;
+  }
+
+  async open(artifactId, number) {
+    const artifact = await this.api.get(`/artifacts/${artifactId}/`);
+    this.openArtifactId = artifactId;
+    const shown = number || artifact.current_version;
+    this.view = { artifact, number: shown, seenVersion: artifact.current_version };
+    viewer().hidden = false;
+    viewer().dataset.artifact = String(artifactId);
+    viewer().dataset.kind = artifact.kind;
+    document.getElementById("viewer-title").textContent = `${artifact.title} (${artifact.kind})`;
+    notices().replaceChildren();
+    viewerBody().replaceChildren();
+    if (artifact.kind === "document") await this.openDocument();
+    else if (artifact.kind === "flow") await this.openFlow();
+    else this.openMedia(shown);
+    this.renderVersions();
+    document.getElementById("viewer-title").focus?.();
+  }
+
+  renderVersions() {
+    const { artifact } = this.view;
+    document.getElementById("versions").replaceChildren(
+      ...artifact.versions.map((v) =>
+        h(
+          "li",
+          { "data-version": String(v.number) },
+          h("button", { type: "button", onclick: () => this.showVersion(v.number), "aria-current": v.number === this.view.number ? "true" : null }, `v${v.number}`),
+          ` by ${authorText(v.author)} · ${new Date(v.created_at).toLocaleString()}${v.meta && v.meta.change ? ` · ${v.meta.change}` : ""}`,
+        ),
+      ),
+    );
+  }
+
+  async showVersion(number) {
+    const { artifact } = this.view;
+    if (artifact.kind === "document" || artifact.kind === "flow") {
+      const text = await fetchText(this.fileUrl(artifact.id, number));
+      viewerBody().querySelector(".version-preview")?.remove();
+      viewerBody().append(h("section", { class: "version-preview", "aria-label": `Version ${number}` }, h("h4", { text: `Version ${number}` }), h("pre", { text })));
+      return;
+    }
+    this.view.number = number;
+    this.openMedia(number);
+    this.renderVersions();
+  }
+
+  openMedia(number) {
+    const { artifact } = this.view;
+    const version = artifact.versions.find((v) => v.number === number) || {};
+    viewerBody().replaceChildren(h("figure", { class: "media" }, this.preview({ ...artifact, media_type: version.media_type }, number), h("figcaption", { text: `Version ${number}` })));
+  }
+
+  notice(text, version) {
+    const actions = [];
+    if (this.view && this.view.artifact.kind === "document") {
+      actions.push(h("button", { type: "button", onclick: () => this.loadLatestDocument() }, "Load the latest version"));
+    } else if (this.view && this.view.artifact.kind === "flow") {
+      actions.push(h("button", { type: "button", onclick: () => this.openFlow() }, "Reload the Flow"));
+    } else if (this.view) {
+      actions.push(h("button", { type: "button", onclick: () => this.showVersion(version) }, `Show v${version}`));
+    }
+    notices().append(h("div", { class: "notice", role: "status", "data-version": String(version) }, h("span", { text }), ...actions, h("button", { type: "button", "aria-label": "Dismiss notice", onclick: (e) => e.target.closest(".notice").remove() }, "×")));
+  }
+
+  // --- document editor ----------------------------------------------------------------------------------
+
+  async openDocument() {
+    const { artifact } = this.view;
+    const text = await fetchText(this.fileUrl(artifact.id, artifact.current_version));
+    this.view.base = artifact.current_version;
+    const editor = h("textarea", { id: "doc-editor", rows: "12", class: "doc-editor" });
+    editor.value = text;
+    const status = h("p", { id: "doc-status", class: "doc-status", role: "status", "aria-live": "polite", text: `Editing version ${this.view.base}` });
+    const form = h(
+      "form",
+      { class: "doc-form", onsubmit: (e) => { e.preventDefault(); this.saveDocument(editor.value, this.view.base); } },
+      h("label", { for: "doc-editor", text: "Document text" }),
+      editor,
+      h("div", { class: "row" }, h("button", { type: "submit", id: "doc-save", class: "primary" }, "Save"), status),
+    );
+    viewerBody().replaceChildren(form, h("section", { id: "conflict", class: "conflict", hidden: true, "aria-live": "assertive" }));
+  }
+
+  async loadLatestDocument() {
+    notices().replaceChildren();
+    this.view.artifact = await this.api.get(`/artifacts/${this.view.artifact.id}/`);
+    await this.openDocument();
+    this.renderVersions();
+  }
+
+  async saveDocument(content, base) {
+    const status = document.getElementById("doc-status");
+    const { artifact } = this.view;
+    try {
+      const written = await this.api.put(`/artifacts/${artifact.id}/document/`, { base_version: base, content });
+      this.myVersions.add(`${artifact.id}:${written.version}`);
+      this.view.base = written.version;
+      this.view.seenVersion = Math.max(this.view.seenVersion, written.version);
+      document.getElementById("conflict").hidden = true;
+      status.textContent = `Saved as version ${written.version}`;
+      this.view.artifact = await this.api.get(`/artifacts/${artifact.id}/`);
+      this.renderVersions();
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409 && error.code === "stale_version") {
+        await this.showConflict(content, error.details.current_version);
+      } else {
+        status.textContent = error.message;
+      }
+    }
+  }
+
+  async showConflict(mine, currentVersion) {
+    const { artifact } = this.view;
+    const theirs = await fetchText(this.fileUrl(artifact.id, currentVersion));
+    const panel = document.getElementById("conflict");
+    const mineBox = h("textarea", { id: "conflict-mine", readonly: true, rows: "8" });
+    mineBox.value = mine;
+    const theirsBox = h("textarea", { id: "conflict-theirs", readonly: true, rows: "8" });
+    theirsBox.value = theirs;
+    panel.replaceChildren(
+      h("h4", { role: "alert", text: `Not saved: version ${currentVersion} was written while you edited version ${this.view.base}.` }),
+      h("div", { class: "side-by-side" },
+        h("div", {}, h("label", { for: "conflict-mine", text: "Your text" }), mineBox),
+        h("div", {}, h("label", { for: "conflict-theirs", text: `Current version (v${currentVersion})` }), theirsBox)),
+      h("div", { class: "row" },
+        h("button", { type: "button", id: "keep-mine", class: "primary", onclick: () => this.saveDocument(mine, currentVersion) }, "Keep mine on top of latest"),
+        h("button", { type: "button", id: "take-theirs", onclick: () => this.takeTheirs(theirs, currentVersion) }, "Take theirs")),
+    );
+    panel.hidden = false;
+    document.getElementById("doc-status").textContent = `Conflict with version ${currentVersion}`;
+  }
+
+  async takeTheirs(theirs, currentVersion) {
+    document.getElementById("doc-editor").value = theirs;
+    this.view.base = currentVersion;
+    this.view.seenVersion = Math.max(this.view.seenVersion, currentVersion);
+    document.getElementById("conflict").hidden = true;
+    document.getElementById("doc-status").textContent = `Editing version ${currentVersion}`;
+    this.view.artifact = await this.api.get(`/artifacts/${this.view.artifact.id}/`);
+    this.renderVersions();
+  }
+
+  // --- Flow editor --------------------------------------------------------------------------------------
+
+  async openFlow() {
+    notices().replaceChildren();
+    const artifact = (this.view.artifact = await this.api.get(`/artifacts/${this.view.artifact.id}/`));
+    const text = await fetchText(this.fileUrl(artifact.id, artifact.current_version));
+    const graph = text.trim() ? JSON.parse(text) : { nodes: {}, edges: [], start: null };
+    Object.assign(this.view, { base: artifact.current_version, graph, seenVersion: Math.max(this.view.seenVersion, artifact.current_version) });
+    const nodes = Object.entries(graph.nodes || {}).map(([id, node]) => this.renderNode(id, node));
+    const edges = (graph.edges || []).map(([a, b]) => h("li", { text: `${a} → ${b}` }));
+    const runInput = h("input", { id: "flow-input", type: "text", value: "" });
+    viewerBody().replaceChildren(
+      h("p", { class: "flow-meta", text: `Version ${this.view.base} · start: ${graph.start || "none"}` }),
+      h("div", { id: "flow-problem", class: "conflict", role: "alert", hidden: true }),
+      h("h4", { text: "Nodes" }),
+      h("ul", { class: "nodes" }, ...nodes),
+      h("h4", { text: "Edges" }),
+      h("ul", { class: "edges" }, ...edges),
+      h("form", { class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.runFlow(runInput.value); } },
+        h("label", { for: "flow-input", text: "Input text" }), runInput, h("button", { type: "submit", id: "flow-run" }, "Run the Flow")),
+      h("p", { id: "flow-run-status", role: "status", "aria-live": "polite" }),
+    );
+    this.renderVersions();
+  }
+
+  renderNode(id, node) {
+    const areaId = `node-${id}-params`;
+    const area = h("textarea", { id: areaId, rows: "3", class: "params" });
+    area.value = JSON.stringify(node.params || {}, null, 1);
+    return h(
+      "li",
+      { class: "node", "data-node": id },
+      h("div", { class: "row" }, h("strong", { text: id }), h("span", { class: "reason", text: `${node.type} · changed in v${node.version ?? "?"}` }), h("span", { class: "badge node-status", "data-node-status": "", text: "idle" })),
+      h("label", { for: areaId, text: `Params of ${id} (JSON)` }),
+      area,
+      h("button", { type: "button", onclick: () => this.saveNode(id, area.value) }, `Save ${id}`),
+    );
+  }
+
+  async saveNode(id, text) {
+    const problem = document.getElementById("flow-problem");
+    let params;
+    try {
+      params = JSON.parse(text);
+    } catch {
+      problem.textContent = `The params of ${id} are not valid JSON.`;
+      problem.hidden = false;
+      return;
+    }
+    const { artifact } = this.view;
+    try {
+      const written = await this.api.post(`/artifacts/${artifact.id}/flow/edits/`, { base_version: this.view.base, node_edits: { [id]: { params } } });
+      this.myVersions.add(`${artifact.id}:${written.version}`);
+      await this.openFlow();
+      document.getElementById("flow-run-status").textContent = `Saved ${id} as version ${written.version}`;
+    } catch (error) {
+      problem.replaceChildren();
+      if (error instanceof ApiError && error.code === "node_conflict") {
+        problem.append(
+          h("span", { text: `Not saved: node ${error.details.nodes.join(", ")} changed since version ${error.details.base_version} (the Flow is at v${error.details.current_version}). Your params: ${text} ` }),
+          h("button", { type: "button", onclick: () => this.openFlow() }, "Reload the Flow"),
+        );
+      } else {
+        problem.textContent = error.message;
+      }
+      problem.hidden = false;
+    }
+  }
+
+  async runFlow(text) {
+    const status = document.getElementById("flow-run-status");
+    try {
+      const run = await this.api.post(`/artifacts/${this.view.artifact.id}/flow/runs/`, { inputs: text ? { text } : {} });
+      this.view.run = run.id;
+      status.textContent = `Run #${run.id}: ${run.status}`;
+      for (const node of run.nodes || []) this.nodeStatus(node.node_id || node.node, node.status);
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  }
+
+  nodeStatus(nodeId, status, detail = "") {
+    const badge = viewerBody().querySelector(`[data-node="${CSS.escape(nodeId || "")}"] .node-status`);
+    if (!badge) return;
+    badge.textContent = detail ? `${status}: ${detail}` : status;
+    badge.dataset.nodeStatus = status;
+  }
+
+  flowEvent(kind, data) {
+    if (!this.view || this.view.artifact.id !== data.artifact) return;
+    if (this.view.run && data.run !== this.view.run) return;
+    if (kind === "flow.node") {
+      const output = data.output ? Object.values(data.output).join(" ").slice(0, 80) : "";
+      this.nodeStatus(data.node, data.status, data.error ? data.error.message || "" : output);
+    } else {
+      document.getElementById("flow-run-status").textContent = `Run #${data.run}: ${data.status}`;
+    }
+  }
+}

@@ -1,0 +1,341 @@
+// The studio: chat with Main (messages, routes, task cards, generation progress), the task list and the
+// credits panel on the left; the canvas (canvas.js) on the right. Live state arrives only through the
+// workspace event log (live.js); an event that says a panel changed triggers a REST fetch of that panel.
+
+import { ApiError, workspaceApi } from "./api.js";
+import { Canvas } from "./canvas.js";
+import { h, progressBar } from "./dom.js";
+import { LiveLog } from "./live.js";
+
+const root = document.getElementById("studio");
+const chat = document.getElementById("chat");
+const taskList = document.getElementById("tasks");
+const connection = document.getElementById("connection");
+const select = document.getElementById("workspace");
+const compose = document.getElementById("compose");
+const messageInput = document.getElementById("message");
+const composeError = document.getElementById("compose-error");
+
+const ROUTES = {
+  new_task: "routed to a new task:",
+  follow_up: "routed as a follow-up to",
+  direct: "routed directly to",
+  lightweight: "handled as a quick job:",
+  answer: "answered by Main",
+  clarify: "Main asks which task you mean",
+};
+
+class Studio {
+  constructor(workspaceId) {
+    this.workspaceId = workspaceId;
+    this.api = workspaceApi(workspaceId);
+    this.userId = Number(root.dataset.userId);
+    this.tasks = new Map();
+    this.cards = new Map(); // card id → its element in the chat
+    this.jobs = new Map(); // job id → its progress entry in the chat
+    this.messages = new Set();
+    this.canvas = new Canvas({ api: this.api, workspaceId, userId: this.userId, onError: (e) => this.error(e) });
+    this.live = null;
+  }
+
+  async start() {
+    chat.replaceChildren();
+    taskList.replaceChildren();
+    const workspace = await this.api.get("/");
+    // Load the panels as of this seq; the socket replays everything after it, so nothing falls between.
+    const after = workspace.last_event_seq || 0;
+    await Promise.all([this.loadMessages(), this.loadTasks(), this.loadCards(), this.loadJobs(), this.loadBalance()]);
+    await this.canvas.load();
+    this.live = new LiveLog({
+      workspaceId: this.workspaceId,
+      after,
+      onEvent: (event) => this.apply(event),
+      onStatus: (status) => this.status(status),
+    });
+    this.live.connect();
+  }
+
+  stop() {
+    if (this.live) this.live.stop();
+  }
+
+  status(status) {
+    connection.textContent = status;
+    connection.dataset.state = status;
+    root.dataset.connection = status;
+  }
+
+  error(error) {
+    composeError.textContent = error instanceof ApiError ? error.message : String(error);
+    composeError.hidden = false;
+  }
+
+  // --- chat ---------------------------------------------------------------------------------------------
+
+  async loadMessages() {
+    const page = await this.api.get("/messages/?limit=50");
+    const messages = [...page.results].sort((a, b) => a.id - b.id);
+    for (const message of messages) this.showMessage(message);
+  }
+
+  taskLabel(taskId) {
+    const task = this.tasks.get(taskId);
+    return task ? `task #${taskId} “${task.title}”` : `task #${taskId}`;
+  }
+
+  showMessage(message) {
+    if (this.messages.has(message.id)) return;
+    this.messages.add(message.id);
+    const route = ROUTES[message.route] || message.route;
+    const routeText = message.task ? `${route} ${this.taskLabel(message.task)}` : route;
+    const item = h(
+      "li",
+      { class: "msg person", "data-message": String(message.id) },
+      h("p", { class: "who", text: message.author || "You" }),
+      h("p", { class: "text", text: message.text }),
+      h("p", { class: "route", "data-route": message.route, "data-task": message.task ?? "" }, `→ ${routeText}`),
+    );
+    chat.append(item);
+    if (message.reply || message.refusal) {
+      chat.append(h("li", { class: "msg main" }, h("p", { class: "who", text: "Main" }), h("p", { class: "text", text: message.reply || message.refusal })));
+    }
+    this.scroll();
+  }
+
+  scroll() {
+    chat.scrollTop = chat.scrollHeight;
+  }
+
+  async send(text) {
+    composeError.hidden = true;
+    const body = { text };
+    if (this.canvas.openArtifactId) body.artifact = this.canvas.openArtifactId;
+    const message = await this.api.post("/messages/", body);
+    if (message.task && !this.tasks.has(message.task)) await this.loadTask(message.task);
+    this.showMessage(message);
+  }
+
+  // --- tasks --------------------------------------------------------------------------------------------
+
+  async loadTasks() {
+    const page = await this.api.get("/tasks/?limit=100");
+    for (const task of page.results) this.tasks.set(task.id, task);
+    this.renderTasks();
+  }
+
+  async loadTask(taskId) {
+    const task = await this.api.get(`/tasks/${taskId}/`);
+    this.tasks.set(task.id, task);
+    this.renderTasks();
+  }
+
+  renderTasks() {
+    const tasks = [...this.tasks.values()].sort((a, b) => b.id - a.id);
+    taskList.replaceChildren(
+      ...tasks.map((task) => {
+        const done = (task.checklist || []).filter((i) => i.status === "done").length;
+        const total = (task.checklist || []).length;
+        return h(
+          "li",
+          { class: "task", "data-task": String(task.id), "data-status": task.status },
+          h("span", { class: "task-title", text: `#${task.id} ${task.title}` }),
+          h("span", { class: `badge ${task.status}`, text: task.status }),
+          task.stop_reason ? h("span", { class: "reason", text: task.stop_reason.replaceAll("_", " ") }) : null,
+          total ? h("span", { class: "reason", text: `${done}/${total} done` }) : null,
+        );
+      }),
+    );
+  }
+
+  // --- cards --------------------------------------------------------------------------------------------
+
+  async loadCards() {
+    const page = await this.api.get("/cards/?status=open&limit=50");
+    for (const card of [...page.results].sort((a, b) => a.id - b.id)) this.showCard(card);
+  }
+
+  async fetchCard(cardId) {
+    this.showCard(await this.api.get(`/cards/${cardId}/`));
+  }
+
+  showCard(card) {
+    const existing = this.cards.get(card.id);
+    const element = this.renderCard(card);
+    if (existing) existing.replaceWith(element);
+    else chat.append(element);
+    this.cards.set(card.id, element);
+    this.scroll();
+  }
+
+  renderCard(card) {
+    const open = card.status === "open";
+    const labels = Object.fromEntries((card.options || []).map((o) => [o.id, o.label]));
+    const headingId = `card-${card.id}-title`;
+    const children = [
+      h("h3", { id: headingId, text: card.title }),
+      h("p", { class: "card-meta", text: `${card.kind} card · ${this.taskLabel(card.task)} · ${card.status}` }),
+      card.body ? h("p", { class: "card-body", text: card.body }) : null,
+    ];
+    if (open) {
+      const actions = h("div", { class: "card-actions", role: "group", "aria-label": `Answer: ${card.title}` });
+      for (const action of card.actions || []) {
+        if (action === "choose") {
+          for (const option of card.options || []) {
+            actions.append(h("button", { type: "button", "data-action": "choose", onclick: () => this.act(card, { action, option: option.id }) }, option.label || option.id));
+          }
+        } else if (action === "adjust") {
+          const inputId = `card-${card.id}-adjust`;
+          const input = h("input", { id: inputId, type: "text", placeholder: "What should change?" });
+          actions.append(
+            h("span", { class: "adjust" },
+              h("label", { for: inputId, text: "Adjust" }),
+              input,
+              h("button", { type: "button", "data-action": "adjust", onclick: () => this.act(card, { action, text: input.value }) }, labels.adjust || "Adjust")),
+          );
+        } else {
+          const label = labels[action] || action[0].toUpperCase() + action.slice(1);
+          actions.append(h("button", { type: "button", "data-action": action, class: action === "approve" || action === "confirm" ? "primary" : "", onclick: () => this.act(card, { action }) }, label));
+        }
+      }
+      children.push(actions);
+    } else if (card.resolution && card.resolution.action) {
+      children.push(h("p", { class: "card-meta", text: `${card.resolution.action}${card.resolved_by ? ` by ${card.resolved_by}` : ""}` }));
+    }
+    children.push(h("p", { class: "error", role: "alert", hidden: true }));
+    return h("li", { class: `msg task-card ${card.status}`, "data-card": String(card.id), "data-status": card.status, "aria-labelledby": headingId }, ...children);
+  }
+
+  async act(card, body) {
+    const element = this.cards.get(card.id);
+    const problem = element.querySelector(".error");
+    try {
+      for (const button of element.querySelectorAll("button")) button.disabled = true;
+      this.showCard(await this.api.post(`/cards/${card.id}/actions/`, body));
+    } catch (error) {
+      for (const button of element.querySelectorAll("button")) button.disabled = false;
+      problem.textContent = error.message;
+      problem.hidden = false;
+    }
+  }
+
+  // --- generation progress ----------------------------------------------------------------------------
+
+  async loadJobs() {
+    const page = await this.api.get("/jobs/?limit=50");
+    for (const job of page.results) {
+      if (!["succeeded", "failed", "timed_out"].includes(job.status)) this.showJob({ job: job.id, task: job.task_id, kind: job.kind, status: job.status, progress: job.progress });
+    }
+  }
+
+  showJob(data) {
+    let entry = this.jobs.get(data.job);
+    if (!entry) {
+      const bar = progressBar(data.progress, `Generation ${data.job} progress`);
+      const label = h("span", { class: "job-label" });
+      entry = { element: h("li", { class: "msg job", "data-job": String(data.job) }, label, bar), bar, label };
+      this.jobs.set(data.job, entry);
+      chat.append(entry.element);
+      this.scroll();
+    }
+    const finished = ["succeeded", "failed", "timed_out"].includes(data.status);
+    entry.bar.value = finished && data.status === "succeeded" ? 100 : data.progress || 0;
+    entry.element.dataset.status = data.status;
+    entry.label.textContent = `${data.kind || "generation"} #${data.job} for ${this.taskLabel(data.task)}: ${data.status}${finished ? "" : ` ${data.progress || 0}%`}`;
+  }
+
+  // --- credits ------------------------------------------------------------------------------------------
+
+  async loadBalance() {
+    try {
+      const balance = await this.api.get("/billing/balance/");
+      document.getElementById("balance").textContent = `${balance.available} available · ${balance.held} held`;
+    } catch (error) {
+      document.getElementById("balance").textContent = error.message;
+    }
+  }
+
+  // --- the event log ------------------------------------------------------------------------------------
+
+  apply(event) {
+    const data = event.data || {};
+    const kind = event.kind;
+    root.dataset.lastSeq = String(event.seq);
+    if (kind === "main.message") {
+      if (!this.messages.has(data.message)) this.api.get(`/messages/?limit=20`).then((page) => page.results.filter((m) => m.id === data.message).forEach((m) => this.showMessage(m)));
+    } else if (kind === "task.created") {
+      this.tasks.set(data.task, { ...(this.tasks.get(data.task) || {}), id: data.task, title: data.title, status: "active", stop_reason: "" });
+      this.renderTasks();
+    } else if (kind === "task.status") {
+      const task = this.tasks.get(data.task) || { id: data.task, title: "" };
+      Object.assign(task, { status: data.status, stop_reason: data.stop_reason, waiting_for: data.waiting_for });
+      this.tasks.set(data.task, task);
+      this.renderTasks();
+      if (!task.title) this.loadTask(data.task);
+    } else if (kind === "task.checklist") {
+      const task = this.tasks.get(data.task);
+      if (task) { task.checklist = data.checklist; this.renderTasks(); }
+    } else if (kind.startsWith("card.")) {
+      this.fetchCard(data.card);
+    } else if (kind.startsWith("generation.")) {
+      this.showJob(data);
+      if (kind === "generation.succeeded" && data.artifact) this.canvas.artifactChanged(data.artifact, { version: data.version, author: { type: "task", task: data.task } });
+    } else if (kind.startsWith("billing.")) {
+      this.loadBalance();
+    } else if (kind === "artifact.created" || kind === "artifact.version_added") {
+      this.canvas.artifactChanged(data.artifact, data);
+    } else if (kind === "flow.node" || kind === "flow.run") {
+      this.canvas.flowEvent(kind, data);
+    }
+  }
+}
+
+let studio = null;
+
+async function open(workspaceId) {
+  if (studio) studio.stop();
+  studio = new Studio(workspaceId);
+  window.lomoteStudio = studio; // for the browser tests and the console
+  try {
+    await studio.start();
+    root.dataset.ready = "true";
+  } catch (error) {
+    studio.error(error);
+  }
+}
+
+compose.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const text = messageInput.value.trim();
+  if (!text) return;
+  const button = document.getElementById("send");
+  button.disabled = true;
+  try {
+    await studio.send(text);
+    messageInput.value = "";
+  } catch (error) {
+    studio.error(error);
+  } finally {
+    button.disabled = false;
+  }
+});
+
+messageInput.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    compose.requestSubmit();
+  }
+});
+
+document.getElementById("topup").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const amount = Number(document.getElementById("topup-amount").value);
+  try {
+    await studio.api.post("/billing/topup/", { amount });
+    await studio.loadBalance();
+  } catch (error) {
+    studio.error(error);
+  }
+});
+
+select.addEventListener("change", () => open(Number(select.value)));
+open(Number(select.value));
