@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.db import models
 
 from agents.models import (
+    Card,
     ChecklistItem,
     InboxMessage,
     ModelLease,
@@ -56,6 +57,8 @@ class TaskAdmin(admin.ModelAdmin):
         "stop_reason",
         "waiting_for",
         "auto_turns",
+        "autonomy",  # autonomy and permissions change through the settings service, which records the event
+        "permissions",
         "goal_revision",
         "created_by",
         "created_at",
@@ -193,4 +196,15 @@ class InboxMessageAdmin(ReadOnlyAdmin):
     list_filter = ["status", "source", "created_at"]
     search_fields = ["text", "task__title", "author__username"]
     list_select_related = ["task", "author", "consumed_by_step"]
+    ordering = ["-id"]
+
+
+@admin.register(Card)
+class CardAdmin(ReadOnlyAdmin):
+    """Read-only: a card is resolved only by a person's action through the cards service (once, under its lock)."""
+
+    list_display = ["id", "workspace", "task", "kind", "status", "title", "resolved_by", "created_at", "resolved_at"]
+    list_filter = ["kind", "status", "created_at"]
+    search_fields = ["title", "body", "task__title"]
+    list_select_related = ["workspace", "task", "resolved_by"]
     ordering = ["-id"]

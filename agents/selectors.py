@@ -6,6 +6,7 @@ from django.db.models.functions import Coalesce
 from agents.models import (
     ACTIVE_TURN_STATUSES,
     Card,
+    CardStatus,
     ChecklistItem,
     InboxMessage,
     InboxStatus,
@@ -35,10 +36,10 @@ def task_list(*, access: Access, status: str | None = None, kind: str | None = N
 
 
 def task_get(*, access: Access, task_id: int) -> Task:
-    """One task of the workspace with its checklist, active turn and counts. NotFound outside the workspace.
+    """One task of the workspace with its checklist, active turn, open cards and counts. NotFound outside it.
 
-    Sets `checklist_items` (by position), `active_turns` (zero or one turn, with `step_count`) and the counts
-    `turn_count`, `step_count`, `tool_call_count`, `pending_message_count`.
+    Sets `checklist_items` (by position), `active_turns` (zero or one turn, with `step_count`), `open_cards`
+    (oldest first) and the counts `turn_count`, `step_count`, `tool_call_count`, `pending_message_count`.
     """
     active_turns = Turn.objects.filter(status__in=ACTIVE_TURN_STATUSES).annotate(
         step_count=_count(Step.objects.filter(turn=OuterRef("pk")), "turn")
@@ -56,6 +57,11 @@ def task_get(*, access: Access, task_id: int) -> Task:
         .prefetch_related(
             Prefetch("checklist", queryset=ChecklistItem.objects.order_by("position"), to_attr="checklist_items"),
             Prefetch("turns", queryset=active_turns, to_attr="active_turns"),
+            Prefetch(
+                "cards",
+                queryset=Card.objects.filter(status=CardStatus.OPEN).select_related("resolved_by").order_by("pk"),
+                to_attr="open_cards",
+            ),
         )
         .first()
     )

@@ -89,15 +89,51 @@ class TaskCountsOut(serializers.Serializer):
     )
 
 
+class CardOut(serializers.ModelSerializer):
+    options = serializers.ListField(
+        child=serializers.DictField(), read_only=True, help_text='The choices offered: [{"id", "label"}].'
+    )
+    payload = serializers.DictField(read_only=True, help_text="What the card is about (question, quote, call…).")
+    resolution = serializers.DictField(read_only=True, help_text="The action taken, by whom, with what.")
+    resolved_by = serializers.CharField(
+        source="resolved_by.username", allow_null=True, read_only=True, help_text="The person who resolved it."
+    )
+    actions = serializers.SerializerMethodField(help_text="The actions the card accepts now (none once closed).")
+
+    class Meta:
+        model = Card
+        fields = [
+            "id",
+            "task",
+            "turn",
+            "kind",
+            "status",
+            "title",
+            "body",
+            "options",
+            "actions",
+            "payload",
+            "resolution",
+            "resolved_by",
+            "resolved_at",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_actions(self, card) -> list[str]:
+        return list(card_actions(card))
+
+
 class TaskDetailOut(TaskOut):
-    """A task as `agents.selectors.task_get` returns it (checklist, active turn and counts prefetched)."""
+    """A task as `agents.selectors.task_get` returns it (checklist, active turn, open cards and counts prefetched)."""
 
     checklist = ChecklistItemOut(source="checklist_items", many=True, read_only=True)
     active_turn = serializers.SerializerMethodField(help_text="The queued or running turn, if any.")
     counts = TaskCountsOut(source="*", read_only=True)
+    cards = CardOut(source="open_cards", many=True, read_only=True, help_text="The task's open cards, oldest first.")
 
     class Meta(TaskOut.Meta):
-        fields = [*TaskOut.Meta.fields, "brief", "goal_revision", "checklist", "active_turn", "counts"]
+        fields = [*TaskOut.Meta.fields, "brief", "goal_revision", "checklist", "active_turn", "cards", "counts"]
         read_only_fields = fields
 
     @extend_schema_field(ActiveTurnOut(allow_null=True))
@@ -157,41 +193,6 @@ class TaskSettingsIn(StrictSerializer):
 
 
 # --- cards ------------------------------------------------------------------------------------------------
-
-
-class CardOut(serializers.ModelSerializer):
-    options = serializers.ListField(
-        child=serializers.DictField(), read_only=True, help_text='The choices offered: [{"id", "label"}].'
-    )
-    payload = serializers.DictField(read_only=True, help_text="What the card is about (question, quote, call…).")
-    resolution = serializers.DictField(read_only=True, help_text="The action taken, by whom, with what.")
-    resolved_by = serializers.CharField(
-        source="resolved_by.username", allow_null=True, read_only=True, help_text="The person who resolved it."
-    )
-    actions = serializers.SerializerMethodField(help_text="The actions the card accepts now (none once closed).")
-
-    class Meta:
-        model = Card
-        fields = [
-            "id",
-            "task",
-            "turn",
-            "kind",
-            "status",
-            "title",
-            "body",
-            "options",
-            "actions",
-            "payload",
-            "resolution",
-            "resolved_by",
-            "resolved_at",
-            "created_at",
-        ]
-        read_only_fields = fields
-
-    def get_actions(self, card) -> list[str]:
-        return list(card_actions(card))
 
 
 class CardQueryIn(PageQueryIn):

@@ -55,7 +55,8 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     CardKind.QUOTE: ("approve", "adjust", "decline"),
 }
 PUBLIC_ACTIONS = ("confirm", "adjust", "choose", "approve", "decline")
-# A free-text reply to a person card (card_reply); for a quote card a reply is an `adjust`, never an approval.
+# A free-text reply to a confirm or choice card (card_reply); for a quote card a reply is an `adjust`, never an
+# approval, and a clarification card takes only one of its options.
 ANSWER = "answer"
 # Resolutions that settle a checkpoint: after them the safety net does not ask about the same item again.
 # `adjust` does not: the person asked for changes, so the adjusted proposal is asked about anew.
@@ -110,14 +111,7 @@ def _open(
     wrote instead of answering, the model asked again), and answering them now would answer the wrong thing.
     """
     if supersede:
-        stale = Card.objects.filter(task=task, status=CardStatus.OPEN)
-        if turn is not None:
-            stale = stale.filter(~Q(turn=turn) | Q(turn__isnull=True))
-        for old in card_qs_for_update().filter(pk__in=stale.values("pk")):
-            old.status, old.resolved_at = CardStatus.CANCELLED, timezone.now()
-            old.resolution = {"superseded": True}
-            old.save(update_fields=["status", "resolved_at", "resolution"])
-            event_append(workspace_id=task.workspace_id, kind="card.cancelled", data=_card_data(old))
+        cards_withdraw(task, reason="superseded", keep_turn=turn)
     card = Card.objects.create(
         workspace_id=task.workspace_id,
         task=task,
@@ -130,6 +124,22 @@ def _open(
     )
     event_append(workspace_id=task.workspace_id, kind="card.opened", data=_card_data(card))
     return card
+
+
+def cards_withdraw(task: Task, *, reason: str, keep_turn: Turn | None = None) -> list[Card]:
+    """Cancel the task's open cards (the task row is locked), except those opened in `keep_turn`.
+
+    For cards nobody should answer any more: overtaken by a newer question, or their task was cancelled.
+    """
+    stale = Card.objects.filter(task=task, status=CardStatus.OPEN)
+    if keep_turn is not None:
+        stale = stale.filter(~Q(turn=keep_turn) | Q(turn__isnull=True))
+    withdrawn = list(card_qs_for_update().filter(pk__in=stale.values("pk")))
+    for card in withdrawn:
+        card.status, card.resolved_at, card.resolution = CardStatus.CANCELLED, timezone.now(), {"withdrawn": reason}
+        card.save(update_fields=["status", "resolved_at", "resolution"])
+        event_append(workspace_id=task.workspace_id, kind="card.cancelled", data={**_card_data(card), "reason": reason})
+    return withdrawn
 
 
 def _current_item(task: Task) -> ChecklistItem | None:
@@ -345,7 +355,7 @@ def check_card_action(
 ) -> None:
     """Validate and authorise an action on a locked card; raise the error the caller should see."""
     allowed = ACTIONS.get(card.kind, ())
-    if action not in allowed and not (action == ANSWER and card.kind != CardKind.QUOTE):
+    if action not in allowed and not (action == ANSWER and card.kind in (CardKind.CONFIRM, CardKind.CHOICE)):
         raise InvalidInput(
             f"A {card.kind} card takes {', '.join(allowed)}; not {action!r}.",
             code="invalid_action",
@@ -367,14 +377,14 @@ def check_card_action(
             code="person_required",
             details={"required": "person", "action": action},
         )
+    if task is not None and task.status == TaskStatus.CANCELLED:
+        raise Conflict("This card's task was cancelled.", code="task_cancelled", details={"task": task.pk})
     if card.status != CardStatus.OPEN:
         raise Conflict(
             "This card was already resolved." if card.status == CardStatus.RESOLVED else "This card was withdrawn.",
             code="card_resolved" if card.status == CardStatus.RESOLVED else "card_cancelled",
             details={"status": card.status, "resolution": card.resolution},
         )
-    if task is not None and task.status == TaskStatus.CANCELLED:
-        raise Conflict("This card's task was cancelled.", code="task_cancelled", details={"task": task.pk})
 
 
 @transaction.atomic

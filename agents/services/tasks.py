@@ -83,6 +83,10 @@ def task_cancel(*, access: Access, task_id: int) -> Task:
     task.waiting_for = {}
     task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
     event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    # Imported here: the cards service imports the inbox, which imports this module.
+    from agents.services.cards import cards_withdraw
+
+    cards_withdraw(task, reason="task_cancelled")
     return task
 
 

@@ -5,6 +5,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import (
+    Card,
+    CardKind,
     ChecklistItem,
     InboxMessage,
     ModelLease,
@@ -22,8 +24,8 @@ from agents.models import (
 pytestmark = pytest.mark.django_db
 
 CIPHERTEXT = b"CIPHERTEXT-sk-live-TOPSECRET"
-MODELS = [Task, ChecklistItem, ProviderSecret, ModelProfile, Turn, ModelLease, Step, ToolCall, InboxMessage]
-READ_ONLY = [Turn, ModelLease, Step, ToolCall, InboxMessage]
+MODELS = [Task, ChecklistItem, ProviderSecret, ModelProfile, Turn, ModelLease, Step, ToolCall, InboxMessage, Card]
+READ_ONLY = [Turn, ModelLease, Step, ToolCall, InboxMessage, Card]
 
 
 @pytest.fixture
@@ -66,7 +68,11 @@ def rows(workspace, alice):
     message = InboxMessage.objects.create(
         task=task, author=alice, text="Make 3", status="consumed", consumed_by_step=step
     )
+    card = Card.objects.create(
+        workspace=workspace, task=task, turn=turn, kind=CardKind.CHOICE, title="Which palette?", options=[]
+    )
     return {
+        Card: card,
         Task: task,
         ChecklistItem: item,
         ProviderSecret: secret,

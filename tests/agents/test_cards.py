@@ -209,10 +209,13 @@ def test_it_refuses_actions_on_the_cards_of_a_cancelled_task(task, tools, script
     with pytest.raises(Conflict) as refused:
         card_act(access=owner, card_id=card.pk, action="choose", option="1")
 
-    # then 409 task_cancelled; the task stays cancelled and got no message
+    # then 409 task_cancelled; the task stays cancelled and got no message, and the card was withdrawn with it
     assert refused.value.code == "task_cancelled"
     task.refresh_from_db()
     assert task.status == TaskStatus.CANCELLED and not task.inbox.exists()
+    card.refresh_from_db()
+    assert (card.status, card.resolution) == (CardStatus.CANCELLED, {"withdrawn": "task_cancelled"})
+    assert events_of(task.workspace_id, "card.cancelled")[-1].data["card"] == card.pk
 
 
 def test_it_withdraws_a_card_the_conversation_overtook(task, tools, script, owner):

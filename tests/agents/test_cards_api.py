@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from agents.locks import task_qs_for_update
-from agents.models import Autonomy, Card, CardStatus, InboxMessage, Task, TaskStatus
+from agents.models import Autonomy, Card, CardKind, CardStatus, InboxMessage, MainMessage, Task, TaskStatus
 from agents.services.cards import card_open_for_wait
 from agents.services.tasks import task_cancel
 from billing.models import Approval
@@ -214,6 +214,10 @@ def test_it_shows_a_card_with_the_actions_it_takes(world, client_as):
     assert body["options"] == [{"id": "1", "label": "Warm"}, {"id": "2", "label": "Cool"}]
     assert body["actions"] == ["choose", "adjust"]
     assert body["resolution"] == {} and body["resolved_by"] is None
+    # and the task's detail lists it among its open cards
+    detail = client_as("viewer").get(reverse("task-detail", args=[world.workspace.pk, world.task.pk])).json()
+    assert [c["id"] for c in detail["cards"]] == [world.card.pk]
+    assert detail["waiting_for"]["card"] == world.card.pk
 
 
 def test_it_filters_the_card_list_by_status_and_task(world, client_as, bob):
@@ -371,3 +375,35 @@ def test_it_keeps_a_cancelled_tasks_settings(world, client_as, bob):
     response = client_as("editor").patch(SETTINGS.url(world), {"autonomy": "auto"}, format="json")
     assert_error(response, 409, "task_cancelled")
     assert Task.objects.get(pk=world.task.pk).autonomy == Autonomy.CHECKPOINTS
+
+
+# --- the Router's clarification card ----------------------------------------------------------------------------
+
+
+def test_it_routes_the_original_message_when_a_clarification_option_is_chosen(world, client_as, bob):
+    # given a clarification card the Router opened for an ambiguous message (no task of its own)
+    other = _task(bob, world.workspace, "Cat video")
+    card = Card.objects.create(
+        workspace=world.workspace,
+        kind=CardKind.CLARIFY,
+        title="Which task do you mean?",
+        options=[{"id": f"task:{world.task.pk}", "label": "Posters"}, {"id": f"task:{other.pk}", "label": "Cat"}],
+        payload={"text": "make it warmer", "language": "en", "candidates": [world.task.pk, other.pk]},
+    )
+    url = ACT.url(world, target_id=card.pk)
+    client = client_as("editor")
+
+    # when the person answers in words instead of choosing
+    refused = client.post(url, {"action": "adjust", "text": "the posters"}, format="json")
+    # then 400: a clarification takes one of its options
+    assert_error(refused, 400, "invalid_action")
+
+    # when they choose the cat video
+    response = client.post(url, {"action": "choose", "option": f"task:{other.pk}"}, format="json")
+
+    # then the card is resolved and the original message reached that task, recorded as routed there
+    assert response.status_code == 200 and response.json()["status"] == "resolved"
+    assert other.inbox.get().text.startswith("make it warmer")
+    assert not world.task.inbox.exists()
+    routed = MainMessage.objects.get(card=card)
+    assert (routed.task_id, routed.route) == (other.pk, "direct")
