@@ -281,10 +281,10 @@ def _node_finish(
     return status
 
 
-def on_job_settled(*, idempotency_key: str, workspace_id: int, **_: Any) -> None:
+def on_job_settled(*, idempotency_key: str | None, workspace_id: int, **_: Any) -> None:
     """generation.job_settled: a Flow node's job finished. Only enqueue here — this runs inside the job's
     transaction, holding its locks; the node is settled by its own q-job after commit."""
-    if not idempotency_key.startswith(JOB_KEY_PREFIX):
+    if not idempotency_key or not idempotency_key.startswith(JOB_KEY_PREFIX):
         return
     try:
         run_id, node_id = idempotency_key[len(JOB_KEY_PREFIX) :].split(":", 1)
