@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connections
 
 from tests.support import qcluster
 from tests.support.realtime import worker_env
@@ -152,6 +153,22 @@ def studio(transactional_db, settings, monkeypatch, make_user):
             os.killpg(sweeper.pid, signal.SIGTERM)
         sweeper.wait(timeout=10)
         qcluster.stop(cluster, cluster_log)
+        _wait_for_other_sessions_to_end()
+
+
+def _wait_for_other_sessions_to_end(timeout: float = 10) -> None:
+    """A killed process's PostgreSQL backend outlives it briefly; the test database is dropped only after."""
+    from django.db import connection
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+        time.sleep(0.1)  # polling interval
 
 
 @pytest.fixture
@@ -178,6 +195,9 @@ def page(browser, request):
     if getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed:
         shoot(page, f"{request.node.name}-failed")
     context.close()
+    # The test's ORM calls ran while Playwright's loop was running, on a connection of their own context:
+    # close it here, in that context, or it would keep the test database from being dropped.
+    connections.close_all()
 
 
 @pytest.hookimpl(wrapper=True)
