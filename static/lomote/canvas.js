@@ -62,11 +62,11 @@ export class Canvas {
 
   preview(artifact, number = artifact.current_version) {
     const url = this.fileUrl(artifact.id, number);
-    if (artifact.kind === "image") return h("img", { src: url, alt: artifact.title, loading: "lazy" });
+    if (artifact.kind === "image") return h("img", { src: url, alt: artifact.title });
     if (artifact.kind === "video") {
       // WebP and GIF animations play as images; real video files get a player.
       if (isPlayableVideo(artifact.media_type)) return h("video", { src: url, controls: true, muted: true, loop: true, playsinline: true, "aria-label": artifact.title });
-      return h("img", { src: url, alt: artifact.title, loading: "lazy" });
+      return h("img", { src: url, alt: artifact.title });
     }
     return h("div", { class: `doc-icon ${artifact.kind}`, "aria-hidden": "true", text: artifact.kind === "flow" ? "Flow" : "Doc" });
   }
