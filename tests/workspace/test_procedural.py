@@ -80,12 +80,14 @@ def test_it_warms_the_poster_when_asked_and_more_when_asked_for_more():
     baseline = image_of("retro brand poster")
 
     # when
-    warmer = image_of("retro brand poster, a bit warmer")
-    much = image_of("retro brand poster, much warmer")
+    warmer = image_of("retro brand poster. A bit warmer")
+    much = image_of("retro brand poster. Much warmer")
 
     # then the mean warmth rises with each request, and the same composition is kept
     assert warmth(baseline) < warmth(warmer) - 3 < warmth(much) - 6
-    assert style_for("retro brand poster").seed == style_for("retro brand poster, a bit warmer").seed
+    assert style_for("retro brand poster").seed == style_for("retro brand poster. A bit warmer").seed
+    # while the items of a series are different posters
+    assert style_for("Poster 1 of 3 — retro brand poster").seed != style_for("Poster 2 of 3 — retro brand poster").seed
 
 
 def test_it_cools_the_poster_when_asked():

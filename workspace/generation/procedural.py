@@ -228,9 +228,11 @@ def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
         "pastel": "circles",
     }.get(palette_name, "sunburst")
     title = str(params.get("title") or _title(prompt, words))
-    # Seeded by the composition (subject, palette, layout), not by every word: "a bit warmer, move the text"
-    # re-renders the same poster warmer with its text moved, instead of drawing a new one.
-    composition = json.dumps([title.casefold(), palette_name, layout, params.get("shape")], sort_keys=True)
+    # Seeded by the composition (what is made — the request's first sentence, e.g. "Poster 2 of 3 — retro
+    # brand poster" — its palette and layout), not by every word: "a bit warmer, move the text" re-renders the
+    # same poster warmer with its text moved, while the posters of a series still differ from each other.
+    subject = prompt.split(". ", 1)[0].strip().casefold()
+    composition = json.dumps([subject, title.casefold(), palette_name, layout, params.get("shape")], sort_keys=True)
     seed = (
         int(params["seed"]) if "seed" in params else int.from_bytes(hashlib.sha256(composition.encode()).digest()[:8])
     )
