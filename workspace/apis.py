@@ -294,6 +294,33 @@ class ArtifactCreateApi(WorkspaceApi):
     serializer_class = serializers.ArtifactOut
 
     @extend_schema(
+        operation_id="artifacts_list",
+        description="The workspace's live artifacts, most recently changed first; `kind` and `q` (every word in "
+        "the title, description or tags) narrow it.",
+        parameters=[
+            OpenApiParameter("kind", str, description="image, video, 3d, document, asset_collection or flow."),
+            OpenApiParameter("q", str, description="Words that must all appear."),
+        ],
+        responses={200: serializers.ArtifactListOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        query = _validated(serializers.ArtifactQueryIn, request.query_params.dict())
+        artifacts = selectors.artifact_list(workspace_id=access.workspace.pk)
+        if query.get("kind"):
+            artifacts = artifacts.filter(kind=query["kind"])
+        if query.get("q"):
+            found = selectors.artifact_search(
+                workspace_id=access.workspace.pk,
+                query=query["q"],
+                kinds=[query["kind"]] if query.get("kind") else None,
+                limit=500,
+            )
+            artifacts = artifacts.filter(pk__in=[a.pk for a in found])
+        page = self.paginate_queryset(artifacts)
+        return self.get_paginated_response(serializers.ArtifactListOut(page, many=True).data)
+
+    @extend_schema(
         operation_id="artifacts_create",
         description="Create a document (`content`) or a Flow (`graph`) at version 1.",
         request=serializers.ArtifactCreateIn,

@@ -6,6 +6,7 @@ from lomote.serializers import StrictSerializer
 from workspace.models import (
     ApiKey,
     Artifact,
+    ArtifactKind,
     ArtifactVersion,
     Event,
     GenerationJob,
@@ -276,3 +277,16 @@ class FlowRunOut(serializers.Serializer):
 
     def get_stale(self, run) -> list[str]:
         return sorted(n.node_id for n in run.nodes.all() if n.status == "stale")
+
+
+class ArtifactListOut(serializers.ModelSerializer):
+    class Meta:
+        model = Artifact
+        fields = ["id", "kind", "title", "description", "tags", "current_version", "created_by_task_id", "updated_at"]
+
+
+class ArtifactQueryIn(StrictSerializer):
+    kind = serializers.ChoiceField(choices=ArtifactKind.choices, required=False)
+    q = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
+    offset = serializers.IntegerField(min_value=0, required=False)

@@ -72,6 +72,7 @@ JOBS_GET = Endpoint("jobs GET", "get", "generation-job-list")
 JOB_GET = Endpoint("job GET", "get", "generation-job-detail", target="job")
 ARTIFACT_GET = Endpoint("artifact GET", "get", "artifact-detail", target="artifact")
 ARTIFACT_FILE_GET = Endpoint("artifact file GET", "get", "artifact-version-file", target="artifact_file")
+ARTIFACTS_GET = Endpoint("artifacts GET", "get", "artifact-list")
 ARTIFACTS_POST = Endpoint(
     "artifacts POST",
     "post",
@@ -129,6 +130,7 @@ MATRIX = [
     (JOB_GET,            404,     200,   200,   200,  200,       200,       404),
     (ARTIFACT_GET,       404,     200,   200,   200,  200,       200,       404),
     (ARTIFACT_FILE_GET,  404,     200,   200,   200,  200,       200,       404),
+    (ARTIFACTS_GET,      404,     200,   200,   200,  200,       200,       404),
     (ARTIFACTS_POST,     404,     403,   201,   201,  403,       201,       404),
     (DOCUMENT_PUT,       404,     403,   200,   200,  403,       200,       404),
     (DOCUMENT_EDITS_POST, 404,    403,   200,   200,  403,       200,       404),
