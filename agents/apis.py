@@ -16,8 +16,8 @@ from agents.services import main as main_services
 from agents.services import task_settings as settings_services
 from agents.services import tasks as task_services
 from lomote.pagination import CursorlessPagination
-from lomote.serializers import error_responses
-from workspace.apis import WorkspaceApi, _validated
+from lomote.serializers import error_responses, validated
+from workspace.apis import WorkspaceApi
 from workspace.models import Role
 
 
@@ -43,7 +43,7 @@ class TaskListCreateApi(WorkspaceApi):
     )
     def get(self, request, workspace_id):
         access = self.access()
-        query = _validated(serializers.TaskQueryIn, request.query_params.dict())
+        query = validated(serializers.TaskQueryIn, request.query_params.dict())
         tasks = selectors.task_list(access=access, status=query.get("status"), kind=query.get("kind"))
         page = self.paginate_queryset(tasks)
         return self.get_paginated_response(serializers.TaskOut(page, many=True).data)
@@ -56,7 +56,7 @@ class TaskListCreateApi(WorkspaceApi):
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.TaskCreateIn, request.data)
+        data = validated(serializers.TaskCreateIn, request.data)
         task = task_services.task_create(access=access, **data)
         task = selectors.task_get(access=access, task_id=task.pk)
         return Response(serializers.TaskDetailOut(task).data, status=status.HTTP_201_CREATED)
@@ -84,7 +84,7 @@ class TaskLogApi(WorkspaceApi):
     )
     def get(self, request, workspace_id, task_id):
         access = self.access()
-        _validated(serializers.TaskLogQueryIn, request.query_params.dict())
+        validated(serializers.TaskLogQueryIn, request.query_params.dict())
         page = self.paginate_queryset(selectors.task_log(access=access, task_id=task_id))
         return self.get_paginated_response(serializers.TurnLogOut(page, many=True).data)
 
@@ -92,7 +92,7 @@ class TaskLogApi(WorkspaceApi):
 def _task_action(view: WorkspaceApi, service, task_id: int) -> Response:
     """A state move of the task (no body), answered with the task as it now is."""
     access = view.access().require(Role.EDITOR)
-    _validated(serializers.NoBodyIn, view.request.data)
+    validated(serializers.NoBodyIn, view.request.data)
     service(access=access, task_id=task_id)
     return Response(serializers.TaskDetailOut(selectors.task_get(access=access, task_id=task_id)).data)
 
@@ -153,7 +153,7 @@ class TaskSettingsApi(WorkspaceApi):
     )
     def patch(self, request, workspace_id, task_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.TaskSettingsIn, request.data)
+        data = validated(serializers.TaskSettingsIn, request.data)
         settings_services.task_settings_update(
             access=access, task_id=task_id, autonomy=data.get("autonomy"), permissions=data.get("permissions")
         )
@@ -175,7 +175,7 @@ class CardListApi(WorkspaceApi):
     )
     def get(self, request, workspace_id):
         access = self.access()
-        query = _validated(serializers.CardQueryIn, request.query_params.dict())
+        query = validated(serializers.CardQueryIn, request.query_params.dict())
         cards = selectors.card_list(access=access, status=query.get("status"), task_id=query.get("task"))
         page = self.paginate_queryset(cards)
         return self.get_paginated_response(serializers.CardOut(page, many=True).data)
@@ -206,7 +206,7 @@ class CardActionApi(WorkspaceApi):
     )
     def post(self, request, workspace_id, card_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.CardActionIn, request.data)
+        data = validated(serializers.CardActionIn, request.data)
         card_services.card_act(access=access, card_id=card_id, **data)
         return Response(serializers.CardOut(selectors.card_get(access=access, card_id=card_id)).data)
 
@@ -221,7 +221,7 @@ class TaskMessageListCreateApi(WorkspaceApi):
     )
     def get(self, request, workspace_id, task_id):
         access = self.access()
-        _validated(serializers.PageQueryIn, request.query_params.dict())
+        validated(serializers.PageQueryIn, request.query_params.dict())
         page = self.paginate_queryset(selectors.inbox_list(access=access, task_id=task_id))
         return self.get_paginated_response(serializers.InboxMessageOut(page, many=True).data)
 
@@ -234,7 +234,7 @@ class TaskMessageListCreateApi(WorkspaceApi):
     )
     def post(self, request, workspace_id, task_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.InboxMessageIn, request.data)
+        data = validated(serializers.InboxMessageIn, request.data)
         message = inbox_services.message_post(access=access, task_id=task_id, text=data["text"])
         message = selectors.inbox_message_get(access=access, task_id=task_id, message_id=message.pk)
         return Response(serializers.InboxMessageOut(message).data, status=status.HTTP_201_CREATED)
@@ -251,7 +251,7 @@ class TaskMessageWithdrawApi(WorkspaceApi):
     )
     def post(self, request, workspace_id, task_id, message_id):
         access = self.access().require(Role.EDITOR)
-        _validated(serializers.NoBodyIn, request.data)
+        validated(serializers.NoBodyIn, request.data)
         inbox_services.message_withdraw(access=access, task_id=task_id, message_id=message_id)
         message = selectors.inbox_message_get(access=access, task_id=task_id, message_id=message_id)
         return Response(serializers.InboxMessageOut(message).data)
@@ -268,7 +268,7 @@ class TaskMessageReplaceApi(WorkspaceApi):
 
     def _replace(self, request, task_id, message_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.InboxMessageIn, request.data)
+        data = validated(serializers.InboxMessageIn, request.data)
         new = inbox_services.message_replace(access=access, task_id=task_id, message_id=message_id, text=data["text"])
         new = selectors.inbox_message_get(access=access, task_id=task_id, message_id=new.pk)
         return Response(serializers.InboxMessageOut(new).data, status=status.HTTP_201_CREATED)
@@ -305,7 +305,7 @@ class MainMessageListCreateApi(WorkspaceApi):
     )
     def get(self, request, workspace_id):
         access = self.access()
-        _validated(serializers.PageQueryIn, request.query_params.dict())
+        validated(serializers.PageQueryIn, request.query_params.dict())
         page = self.paginate_queryset(main_services.main_message_list(access=access))
         return self.get_paginated_response(serializers.MainMessageOut(page, many=True).data)
 
@@ -322,7 +322,7 @@ class MainMessageListCreateApi(WorkspaceApi):
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.MainMessageIn, request.data)
+        data = validated(serializers.MainMessageIn, request.data)
         message = main_services.main_message_post(
             access=access,
             text=data["text"],

@@ -13,15 +13,9 @@ from billing.services.approvals import approval_grant
 from billing.services.policy import spend_policy_update
 from billing.services.quotes import quote_create
 from billing.services.wallets import wallet_topup
-from lomote.serializers import error_responses
+from lomote.serializers import error_responses, validated
 from workspace.apis import WorkspaceApi
 from workspace.models import Role
-
-
-def _validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def _balance(workspace_id: int) -> dict:
@@ -71,7 +65,7 @@ class QuoteListCreateApi(WorkspaceApi):
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.QuoteIn, request.data)
+        data = validated(serializers.QuoteIn, request.data)
         quote = quote_create(
             workspace_id=access.workspace.pk,
             operation=data["operation"],
@@ -92,7 +86,7 @@ class ApprovalListCreateApi(WorkspaceApi):
     )
     def get(self, request, workspace_id):
         access = self.access()
-        query = _validated(serializers.ApprovalQueryIn, request.query_params.dict())
+        query = validated(serializers.ApprovalQueryIn, request.query_params.dict())
         approvals = selectors.approval_list(workspace_id=access.workspace.pk, task_id=query.get("task"))
         page = self.paginate_queryset(approvals)
         return self.get_paginated_response(serializers.ApprovalOut(page, many=True).data)
@@ -108,7 +102,7 @@ class ApprovalListCreateApi(WorkspaceApi):
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.ApprovalIn, request.data)
+        data = validated(serializers.ApprovalIn, request.data)
         approval = approval_grant(
             access=access, quote_id=data.get("quote"), task_id=data.get("task"), budget=data.get("budget")
         )
@@ -126,7 +120,7 @@ class TopupApi(WorkspaceApi):
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.OWNER)
-        data = _validated(serializers.TopupIn, request.data)
+        data = validated(serializers.TopupIn, request.data)
         wallet_topup(access=access, amount=data["amount"], memo=data["memo"])
         return Response(_balance(access.workspace.pk))
 
@@ -149,6 +143,6 @@ class PolicyApi(WorkspaceApi):
     )
     def patch(self, request, workspace_id):
         access = self.access().require(Role.OWNER)
-        data = _validated(serializers.PolicyIn, request.data)
+        data = validated(serializers.PolicyIn, request.data)
         policy = spend_policy_update(access=access, **data)
         return Response(serializers.PolicyOut(policy).data)

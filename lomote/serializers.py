@@ -37,3 +37,10 @@ class ErrorSerializer(serializers.Serializer):
 def error_responses(*statuses: int) -> dict:
     """OpenAPI responses for the given error statuses, all with the one error body."""
     return {status: ErrorSerializer for status in statuses}
+
+
+def validated(serializer_class: type[serializers.Serializer], data) -> dict:
+    """The validated data of `data`, or a 400 with the per-field errors."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data

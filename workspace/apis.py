@@ -12,7 +12,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from lomote.exceptions import PermissionDenied
-from lomote.serializers import error_responses
+from lomote.serializers import error_responses, validated
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
 from workspace.flows.runner import flow_run_start
@@ -55,7 +55,7 @@ class WorkspaceListCreateApi(GenericAPIView):
     def post(self, request):
         if isinstance(request.user, ApiKeyPrincipal):
             raise PermissionDenied("API keys act inside one workspace; they cannot create one.", code="api_key_scope")
-        data = _validated(serializers.WorkspaceIn, request.data)
+        data = validated(serializers.WorkspaceIn, request.data)
         workspace = services.workspace_create(user=request.user, name=data["name"])
         return Response(_workspace_out(workspace, request.user), status=status.HTTP_201_CREATED)
 
@@ -77,7 +77,7 @@ class WorkspaceDetailApi(WorkspaceApi):
     )
     def patch(self, request, workspace_id):
         access = self.access().require(Role.OWNER)
-        data = _validated(serializers.WorkspaceIn, request.data)
+        data = validated(serializers.WorkspaceIn, request.data)
         workspace = services.workspace_update(access=access, name=data["name"])
         return Response(_workspace_out(workspace, request.user))
 
@@ -104,7 +104,7 @@ class MemberListCreateApi(WorkspaceApi):
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.OWNER)
-        data = _validated(serializers.MembershipCreateIn, request.data)
+        data = validated(serializers.MembershipCreateIn, request.data)
         membership = services.membership_add(access=access, user_identifier=data["user"], role=data["role"])
         return Response(serializers.MembershipOut(membership).data, status=status.HTTP_201_CREATED)
 
@@ -125,7 +125,7 @@ class MemberDetailApi(WorkspaceApi):
     def patch(self, request, workspace_id, membership_id):
         access = self.access().require(Role.OWNER)
         selectors.membership_get(access=access, membership_id=membership_id)
-        data = _validated(serializers.MembershipUpdateIn, request.data)
+        data = validated(serializers.MembershipUpdateIn, request.data)
         membership = services.membership_update_role(access=access, membership_id=membership_id, role=data["role"])
         return Response(serializers.MembershipOut(membership).data)
 
@@ -153,7 +153,7 @@ class ApiKeyListCreateApi(WorkspaceApi):
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.OWNER)
-        data = _validated(serializers.ApiKeyCreateIn, request.data)
+        data = validated(serializers.ApiKeyCreateIn, request.data)
         key, raw = services.api_key_create(access=access, name=data["name"], role=data["role"])
         body = serializers.ApiKeyCreatedOut(key, context={"raw_key": raw}).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Cache-Control": "no-store"})
@@ -193,7 +193,7 @@ class EventListApi(WorkspaceApi):
     )
     def get(self, request, workspace_id):
         access = self.access()
-        query = _validated(serializers.EventQueryIn, request.query_params.dict())
+        query = validated(serializers.EventQueryIn, request.query_params.dict())
         events = selectors.event_list_after(
             workspace_id=access.workspace.pk, after=query["after"], limit=query["limit"] + 1
         )
@@ -218,7 +218,7 @@ class GenerationJobListApi(WorkspaceApi):
     )
     def get(self, request, workspace_id):
         access = self.access()
-        query = _validated(serializers.GenerationJobQueryIn, request.query_params.dict())
+        query = validated(serializers.GenerationJobQueryIn, request.query_params.dict())
         jobs = selectors.generation_job_list(
             workspace_id=access.workspace.pk, status=query.get("status"), task_id=query.get("task")
         )
@@ -305,7 +305,7 @@ class ArtifactCreateApi(WorkspaceApi):
     )
     def get(self, request, workspace_id):
         access = self.access()
-        query = _validated(serializers.ArtifactQueryIn, request.query_params.dict())
+        query = validated(serializers.ArtifactQueryIn, request.query_params.dict())
         artifacts = selectors.artifact_list(workspace_id=access.workspace.pk)
         if query.get("kind"):
             artifacts = artifacts.filter(kind=query["kind"])
@@ -328,7 +328,7 @@ class ArtifactCreateApi(WorkspaceApi):
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.ArtifactCreateIn, request.data)
+        data = validated(serializers.ArtifactCreateIn, request.data)
         common = {"workspace_id": access.workspace.pk, "title": data["title"], "description": data["description"]}
         if data["kind"] == "flow":
             artifact = flow_create(**common, graph=data.get("graph"), **_author(access))
@@ -349,7 +349,7 @@ class DocumentApi(WorkspaceApi):
     )
     def put(self, request, workspace_id, artifact_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.DocumentWriteIn, request.data)
+        data = validated(serializers.DocumentWriteIn, request.data)
         version = document_write(workspace_id=access.workspace.pk, artifact_id=artifact_id, **data, **_author(access))
         return Response({"artifact_id": artifact_id, "version": version.number})
 
@@ -366,7 +366,7 @@ class DocumentEditsApi(WorkspaceApi):
     )
     def post(self, request, workspace_id, artifact_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.DocumentEditsIn, request.data)
+        data = validated(serializers.DocumentEditsIn, request.data)
         version = document_edit(
             workspace_id=access.workspace.pk,
             artifact_id=artifact_id,
@@ -389,7 +389,7 @@ class FlowEditsApi(WorkspaceApi):
     )
     def post(self, request, workspace_id, artifact_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.FlowEditsIn, request.data)
+        data = validated(serializers.FlowEditsIn, request.data)
         edit = flow_edit(workspace_id=access.workspace.pk, artifact_id=artifact_id, **data, **_author(access))
         body = {
             "artifact_id": artifact_id,
@@ -411,7 +411,7 @@ class FlowRunCreateApi(WorkspaceApi):
     )
     def post(self, request, workspace_id, artifact_id):
         access = self.access().require(Role.EDITOR)
-        data = _validated(serializers.FlowRunIn, request.data)
+        data = validated(serializers.FlowRunIn, request.data)
         run = flow_run_start(
             workspace_id=access.workspace.pk, artifact_id=artifact_id, inputs=data["inputs"], started_by=access.user
         )
@@ -429,9 +429,3 @@ class FlowRunDetailApi(WorkspaceApi):
     def get(self, request, workspace_id, run_id):
         run = selectors.flow_run_get(workspace_id=self.access().workspace.pk, run_id=run_id)
         return Response(serializers.FlowRunOut(run).data)
-
-
-def _validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
