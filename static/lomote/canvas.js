@@ -41,6 +41,7 @@ export class Canvas {
     this.openArtifactId = null;
     this.view = null; // what the viewer shows: {artifact, version, ...editor state}
     this.myVersions = new Set(); // "<artifact>:<version>" written from this page
+    this.runs = new Map(); // Flow run id → {status, nodes: Map(node id → {status, detail})} from flow.* events
     document.getElementById("viewer-close").onclick = () => this.close();
     document.getElementById("new-document").onclick = () => this.create("document");
     document.getElementById("new-flow").onclick = () => this.create("flow");
@@ -288,6 +289,11 @@ export class Canvas {
         h("label", { for: "flow-input", text: "Input text" }), runInput, h("button", { type: "submit", id: "flow-run" }, "Run the Flow")),
       h("p", { id: "flow-run-status", role: "status", "aria-live": "polite" }),
     );
+    const seen = this.view.run && this.runs.get(this.view.run);
+    if (seen) {
+      for (const [nodeId, known] of seen.nodes) this.nodeStatus(nodeId, known.status, known.detail);
+      if (seen.status) document.getElementById("flow-run-status").textContent = `Run #${this.view.run}: ${seen.status}`;
+    }
     this.renderVersions();
   }
 
@@ -295,17 +301,26 @@ export class Canvas {
     const areaId = `node-${id}-params`;
     const area = h("textarea", { id: areaId, rows: "3", class: "params" });
     area.value = JSON.stringify(node.params || {}, null, 1);
+    const statusId = `node-${id}-status`;
     return h(
       "li",
-      { class: "node", "data-node": id },
-      h("div", { class: "row" }, h("strong", { text: id }), h("span", { class: "reason", text: `${node.type} · changed in v${node.version ?? "?"}` }), h("span", { class: "badge node-status", "data-node-status": "", text: "idle" })),
+      { class: "node", "data-node": id, "data-node-version": String(node.version ?? "") },
+      h("div", { class: "row" },
+        h("strong", { text: id }),
+        h("span", { class: "reason", text: `${node.type} · changed in v${node.version ?? "?"}` }),
+        h("span", { id: statusId, class: "badge node-status", "data-node-status": "idle", role: "status", "aria-label": `Run status of ${id}`, text: "idle" })),
       h("label", { for: areaId, text: `Params of ${id} (JSON)` }),
       area,
-      h("button", { type: "button", onclick: () => this.saveNode(id, area.value) }, `Save ${id}`),
+      h("button", { type: "button", "data-save-node": id, onclick: () => this.saveNode(id, area.value) }, `Save ${id}`),
+      h("div", { class: "node-conflict conflict", hidden: true }),
     );
   }
 
-  async saveNode(id, text) {
+  nodeElement(id) {
+    return viewerBody().querySelector(`[data-node="${CSS.escape(id)}"]`);
+  }
+
+  async saveNode(id, text, base = this.view.base) {
     const problem = document.getElementById("flow-problem");
     let params;
     try {
@@ -317,15 +332,18 @@ export class Canvas {
     }
     const { artifact } = this.view;
     try {
-      const written = await this.api.post(`/artifacts/${artifact.id}/flow/edits/`, { base_version: this.view.base, node_edits: { [id]: { params } } });
+      const written = await this.api.post(`/artifacts/${artifact.id}/flow/edits/`, { base_version: base, node_edits: { [id]: { params } } });
       this.myVersions.add(`${artifact.id}:${written.version}`);
       await this.openFlow();
-      document.getElementById("flow-run-status").textContent = `Saved ${id} as version ${written.version}`;
+      const others = (written.changed_since_base || []).filter((n) => n !== id);
+      document.getElementById("flow-run-status").textContent =
+        `Saved ${id} as version ${written.version}` + (others.length ? ` (also changed since your version: ${others.join(", ")})` : "");
     } catch (error) {
       problem.replaceChildren();
       if (error instanceof ApiError && error.code === "node_conflict") {
+        await this.showNodeConflicts(error.details, { [id]: text });
         problem.append(
-          h("span", { text: `Not saved: node ${error.details.nodes.join(", ")} changed since version ${error.details.base_version} (the Flow is at v${error.details.current_version}). Your params: ${text} ` }),
+          h("span", { text: `Not saved: node ${error.details.nodes.join(", ")} changed since version ${error.details.base_version} (the Flow is at v${error.details.current_version}). ` }),
           h("button", { type: "button", onclick: () => this.openFlow() }, "Reload the Flow"),
         );
       } else {
@@ -335,15 +353,62 @@ export class Canvas {
     }
   }
 
+  /** A 409 node_conflict: on each conflicting node, the person's params beside the current ones, to resolve. */
+  async showNodeConflicts(details, mine) {
+    const { artifact } = this.view;
+    const current = details.current_version;
+    let latest = { nodes: {} };
+    try {
+      latest = JSON.parse(await fetchText(this.fileUrl(artifact.id, current)));
+    } catch { /* shown without their params */ }
+    for (const id of details.nodes) {
+      const element = this.nodeElement(id);
+      if (!element) continue;
+      element.dataset.conflict = "true";
+      const theirsNode = latest.nodes ? latest.nodes[id] : undefined;
+      const theirs = theirsNode ? JSON.stringify(theirsNode.params || {}, null, 1) : "";
+      const mineText = mine[id] ?? element.querySelector("textarea.params").value;
+      const mineId = `node-${id}-mine`, theirsId = `node-${id}-theirs`;
+      const mineBox = h("textarea", { id: mineId, readonly: true, rows: "3" });
+      mineBox.value = mineText;
+      const theirsBox = h("textarea", { id: theirsId, readonly: true, rows: "3" });
+      theirsBox.value = theirsNode ? theirs : "(deleted)";
+      const box = element.querySelector(".node-conflict");
+      box.replaceChildren(
+        h("p", { role: "alert", text: `${id} was changed in version ${theirsNode ? theirsNode.version : current} while you edited version ${details.base_version}.` }),
+        h("div", { class: "side-by-side" },
+          h("div", {}, h("label", { for: mineId, text: `Your params of ${id}` }), mineBox),
+          h("div", {}, h("label", { for: theirsId, text: `Current params of ${id} (v${current})` }), theirsBox)),
+        h("div", { class: "row" },
+          theirsNode ? h("button", { type: "button", class: "primary", onclick: () => this.saveNode(id, mineText, current) }, `Keep my ${id} on top of latest`) : null,
+          h("button", { type: "button", onclick: () => this.openFlow() }, `Take their ${id}`)),
+      );
+      box.hidden = false;
+    }
+  }
+
   async runFlow(text) {
     const status = document.getElementById("flow-run-status");
+    const button = document.getElementById("flow-run");
+    button.disabled = true;
     try {
       const run = await this.api.post(`/artifacts/${this.view.artifact.id}/flow/runs/`, { inputs: text ? { text } : {} });
       this.view.run = run.id;
-      status.textContent = `Run #${run.id}: ${run.status}`;
-      for (const node of run.nodes || []) this.nodeStatus(node.node_id || node.node, node.status);
+      const seen = this.runs.get(run.id) || { nodes: new Map(), status: null };
+      this.runs.set(run.id, seen);
+      for (const node of run.nodes || []) {
+        const nodeId = node.node_id || node.node;
+        this.nodeStatus(nodeId, node.status);
+        const known = seen.nodes.get(nodeId); // events may arrive before this answer: they are newer
+        if (known) this.nodeStatus(nodeId, known.status, known.detail);
+      }
+      status.textContent = `Run #${run.id}: ${seen.status || run.status}`;
+      status.dataset.run = String(run.id);
+      status.dataset.runStatus = seen.status || run.status;
     } catch (error) {
       status.textContent = error.message;
+    } finally {
+      button.disabled = false;
     }
   }
 
@@ -355,13 +420,25 @@ export class Canvas {
   }
 
   flowEvent(kind, data) {
-    if (!this.view || this.view.artifact.id !== data.artifact) return;
-    if (this.view.run && data.run !== this.view.run) return;
+    // Remember every run's latest statuses: a run's first events can arrive before the POST that started it answers.
+    const seen = this.runs.get(data.run) || { nodes: new Map(), status: null };
+    this.runs.set(data.run, seen);
+    let detail = "";
     if (kind === "flow.node") {
-      const output = data.output ? Object.values(data.output).join(" ").slice(0, 80) : "";
-      this.nodeStatus(data.node, data.status, data.error ? data.error.message || "" : output);
+      const output = data.output ? Object.values(data.output).filter((v) => v !== null && v !== undefined).join(" ").slice(0, 80) : "";
+      detail = data.error ? data.error.message || data.error.code || "" : output;
+      seen.nodes.set(data.node, { status: data.status, detail });
     } else {
-      document.getElementById("flow-run-status").textContent = `Run #${data.run}: ${data.status}`;
+      seen.status = data.status;
+    }
+    if (!this.view || this.view.artifact.id !== data.artifact || this.view.artifact.kind !== "flow") return;
+    if (this.view.run !== data.run) return;
+    if (kind === "flow.node") {
+      this.nodeStatus(data.node, data.status, detail);
+    } else {
+      const status = document.getElementById("flow-run-status");
+      status.textContent = `Run #${data.run}: ${data.status}`;
+      status.dataset.runStatus = data.status;
     }
   }
 }

@@ -25,6 +25,31 @@ const ROUTES = {
   clarify: "Main asks which task you mean",
 };
 
+/** Arrow keys move between a card's buttons (Tab still works); typing in the adjust field is left alone. */
+function arrowsBetweenButtons(event) {
+  if (!["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown"].includes(event.key)) return;
+  if (event.target.tagName !== "BUTTON") return;
+  const buttons = [...event.currentTarget.querySelectorAll("button:not([disabled])")];
+  const at = buttons.indexOf(event.target);
+  if (at < 0) return;
+  const step = event.key === "ArrowLeft" || event.key === "ArrowUp" ? -1 : 1;
+  buttons[(at + step + buttons.length) % buttons.length].focus();
+  event.preventDefault();
+}
+
+/** What a resolved card says about its resolution. */
+function resolutionText(card) {
+  const { action, label, text } = card.resolution;
+  const by = card.resolved_by ? ` by ${card.resolved_by}` : "";
+  if (action === "choose") return `Chose “${label}”${by}`;
+  if (action === "confirm") return `Confirmed${by}`;
+  if (action === "approve") return `Approved${by}`;
+  if (action === "decline") return `Declined${by}`;
+  if (action === "adjust") return `Asked for changes${by}: ${text || ""}`;
+  if (action === "answer") return `Answered${by}: ${text || ""}`;
+  return `${action}${by}`;
+}
+
 class Studio {
   constructor(workspaceId) {
     this.workspaceId = workspaceId;
@@ -172,25 +197,26 @@ class Studio {
     const labels = Object.fromEntries((card.options || []).map((o) => [o.id, o.label]));
     const headingId = `card-${card.id}-title`;
     const children = [
-      h("h3", { id: headingId, text: card.title }),
+      h("h3", { id: headingId, tabindex: "-1", text: card.title }),
       h("p", { class: "card-meta", text: `${card.kind} card · ${this.taskLabel(card.task)} · ${card.status}` }),
       card.body ? h("p", { class: "card-body", text: card.body }) : null,
     ];
     if (open) {
-      const actions = h("div", { class: "card-actions", role: "group", "aria-label": `Answer: ${card.title}` });
+      const actions = h("div", { class: "card-actions", role: "group", "aria-label": `Answer: ${card.title}`, onkeydown: arrowsBetweenButtons });
       for (const action of card.actions || []) {
         if (action === "choose") {
           for (const option of card.options || []) {
-            actions.append(h("button", { type: "button", "data-action": "choose", onclick: () => this.act(card, { action, option: option.id }) }, option.label || option.id));
+            actions.append(h("button", { type: "button", "data-action": "choose", "data-option": option.id, onclick: () => this.act(card, { action, option: option.id }) }, option.label || option.id));
           }
         } else if (action === "adjust") {
           const inputId = `card-${card.id}-adjust`;
           const input = h("input", { id: inputId, type: "text", placeholder: "What should change?" });
+          // A form of its own, so Enter in the text field sends the adjustment.
           actions.append(
-            h("span", { class: "adjust" },
+            h("form", { class: "adjust", onsubmit: (e) => { e.preventDefault(); this.act(card, { action, text: input.value }); } },
               h("label", { for: inputId, text: "Adjust" }),
               input,
-              h("button", { type: "button", "data-action": "adjust", onclick: () => this.act(card, { action, text: input.value }) }, labels.adjust || "Adjust")),
+              h("button", { type: "submit", "data-action": "adjust" }, labels.adjust || "Adjust")),
           );
         } else {
           const label = labels[action] || action[0].toUpperCase() + action.slice(1);
@@ -199,7 +225,7 @@ class Studio {
       }
       children.push(actions);
     } else if (card.resolution && card.resolution.action) {
-      children.push(h("p", { class: "card-meta", text: `${card.resolution.action}${card.resolved_by ? ` by ${card.resolved_by}` : ""}` }));
+      children.push(h("p", { class: "card-resolution", "data-resolution": card.resolution.action, text: resolutionText(card) }));
     }
     children.push(h("p", { class: "error", role: "alert", hidden: true }));
     return h("li", { class: `msg task-card ${card.status}`, "data-card": String(card.id), "data-status": card.status, "aria-labelledby": headingId }, ...children);
@@ -208,9 +234,18 @@ class Studio {
   async act(card, body) {
     const element = this.cards.get(card.id);
     const problem = element.querySelector(".error");
+    if (body.action === "adjust" && !(body.text || "").trim()) {
+      problem.textContent = "Say what should change, then press Adjust.";
+      problem.hidden = false;
+      element.querySelector(`#card-${card.id}-adjust`)?.focus();
+      return;
+    }
+    const hadFocus = element.contains(document.activeElement);
     try {
       for (const button of element.querySelectorAll("button")) button.disabled = true;
       this.showCard(await this.api.post(`/cards/${card.id}/actions/`, body));
+      // Keep the keyboard user where they were: on the (now resolved) card.
+      if (hadFocus) this.cards.get(card.id)?.querySelector("h3")?.focus();
     } catch (error) {
       for (const button of element.querySelectorAll("button")) button.disabled = false;
       problem.textContent = error.message;
