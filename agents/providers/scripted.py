@@ -557,7 +557,7 @@ class _Planner:
         w = self.words
         source = (self.task.get("brief") or "").strip()
         if not source:
-            source = "\n".join(m.get("text", "") for m in self.messages if "?" not in (m.get("text") or "")).strip()
+            source = "\n".join(_card_answer(m.get("text") or "") for m in self.messages).strip()
         titles = items_from_brief(source, self.lang)
         if not titles:
             options = [w["opt_image"], w["opt_video"], w["opt_document"]]
@@ -744,6 +744,20 @@ class _Planner:
                     lines.append("- " + _capitalised(w["no_tool"].format(item=label, kind=kind, tool=strategy.tool)))
         lines += [w["message_read"].format(text=_short(m.get("text", ""))) for m in self.messages if m.get("text")]
         return lines
+
+
+CARD_ANSWER = re.compile(
+    r"^\[card \d+: [^\]]*\]\s*The person (?:chose|answered|asked for changes):\s*(?P<answer>.+?)\.?$", re.S
+)
+
+
+def _card_answer(text: str) -> str:
+    """A message that can be planned from: a card answer gives its answer ("A video"), a question gives
+    nothing (the planner cannot answer questions), anything else is taken as it is."""
+    match = CARD_ANSWER.match(text.strip())
+    if match:
+        return match.group("answer").strip()
+    return "" if "?" in text else text
 
 
 def _artifact_ref(artifact: Any) -> Any:

@@ -472,3 +472,26 @@ def test_it_drives_a_real_turn_to_completion_when_an_image_tool_exists(task, mon
     assert set(ChecklistItem.objects.filter(task=task).values_list("status", flat=True)) == {ChecklistStatus.DONE}
     task.refresh_from_db()
     assert task.status == TaskStatus.DONE
+
+
+def test_it_plans_from_the_option_a_person_chose_on_its_card():
+    from agents.providers.base import ModelRequest
+    from agents.providers.scripted import ScriptedPlanner
+
+    # given no brief, and the person's answer to the planner's own question card
+    answer = "[card 7: What should I make? Describe it in one sentence] The person chose: A video."
+    state = {
+        "task": {"id": 1, "title": "Shop", "brief": "", "language": "en"},
+        "checklist": [],
+        "new_messages": [{"id": 3, "text": answer}],
+        "last_results": [],
+        "step_index": 1,
+        "tools": ["read_task_state", "update_checklist", "ask_user", "load_tools"],
+    }
+    # when the planner decides
+    response = ScriptedPlanner().complete(ModelRequest(model="", params={}, messages=[], tools=[], state=state))
+    # then it plans the chosen thing instead of asking again
+    names = [c.name for c in response.tool_calls]
+    assert "ask_user" not in names and "update_checklist" in names
+    plan = next(c for c in response.tool_calls if c.name == "update_checklist").arguments
+    assert [item["title"] for item in plan["items"]] == ["Video"]
