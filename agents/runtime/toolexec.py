@@ -263,7 +263,11 @@ def _merge_waits(current: dict | None, new: dict) -> dict:
 def _record(run: RunContext, call: ToolCall, outcome: Outcome, *, late_ok: bool) -> None:
     try:
         with transaction.atomic():
-            fence_turn(run.turn_id, run.generation)
+            # The task row first, like every task writer: _write may update the turn a second time in this
+            # transaction, and PostgreSQL then re-checks the turn's foreign key, taking a KEY SHARE lock on
+            # the task at commit. Holding the task already keeps the order task → turn (no deadlock with a
+            # job completion or a cancel, which lock the task and then want the turn).
+            fence_task(run.turn_id, run.generation, run.task_id)
             if outcome.status == ToolCallStatus.UNKNOWN:
                 # Take the started call over for this generation so _write's condition holds.
                 ToolCall.objects.filter(pk=call.pk, status=ToolCallStatus.STARTED).update(
