@@ -19,6 +19,7 @@ lease — the built-in deterministic stand-in is used, and says so in its output
 """
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,11 +109,12 @@ def branch_choose(preset: dict[str, Any], text: str, routes: dict[str, str]) -> 
 # --- node types -------------------------------------------------------------------------------------------
 
 
-class NodeType:
+class NodeType(ABC):
     name: str
 
+    @abstractmethod
     def run(self, ctx: NodeContext) -> NodeResult:
-        raise NotImplementedError
+        """Do the node's work from its upstream outputs; a node waiting on a job says so in its result."""
 
 
 class TextInput(NodeType):
