@@ -7,7 +7,6 @@ from lomote import views
 
 urlpatterns = [
     path("", views.studio, name="studio"),
-    path("studio/workspaces/<int:workspace_id>/artifacts", views.studio_artifacts, name="studio-artifacts"),
     path("healthz", views.healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

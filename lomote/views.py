@@ -17,32 +17,6 @@ def studio(request):
 
 @login_required
 @require_GET
-def studio_artifacts(request, workspace_id: int):
-    """The canvas grid's first load (the REST API has no artifact list yet); events keep it current after."""
-    from lomote.exceptions import NotFound
-    from workspace.selectors import artifact_list, workspace_access
-
-    try:
-        workspace_access(principal=request.user, workspace_id=workspace_id)
-    except NotFound:
-        return JsonResponse(error_body("not_found", "Not found."), status=404)
-    artifacts = artifact_list(workspace_id=workspace_id).prefetch_related("versions")[:200]
-    rows = []
-    for artifact in artifacts:
-        current = next((v for v in artifact.versions.all() if v.number == artifact.current_version), None)
-        rows.append(
-            {
-                "id": artifact.pk,
-                "kind": artifact.kind,
-                "title": artifact.title,
-                "current_version": artifact.current_version,
-                "media_type": current.media_type if current else "",
-                "updated_at": artifact.updated_at.isoformat(),
-            }
-        )
-    return JsonResponse({"artifacts": rows})
-
-
 @require_GET
 def healthz(request):
     with connection.cursor() as cursor:

@@ -3,6 +3,7 @@
 Views parse, call a selector or service, and serialize.
 """
 
+from django.db.models import OuterRef, Subquery
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -16,7 +17,7 @@ from lomote.serializers import error_responses, validated
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
 from workspace.flows.runner import flow_run_start
-from workspace.models import JobStatus, Role
+from workspace.models import ArtifactVersion, JobStatus, Role
 from workspace.services import workspaces as services
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_edit, document_write
@@ -306,7 +307,13 @@ class ArtifactCreateApi(WorkspaceApi):
     def get(self, request, workspace_id):
         access = self.access()
         query = validated(serializers.ArtifactQueryIn, request.query_params.dict())
-        artifacts = selectors.artifact_list(workspace_id=access.workspace.pk)
+        artifacts = selectors.artifact_list(workspace_id=access.workspace.pk).annotate(
+            current_media_type=Subquery(
+                ArtifactVersion.objects.filter(artifact=OuterRef("pk"), number=OuterRef("current_version")).values(
+                    "media_type"
+                )[:1]
+            )
+        )
         if query.get("kind"):
             artifacts = artifacts.filter(kind=query["kind"])
         if query.get("q"):

@@ -280,9 +280,23 @@ class FlowRunOut(serializers.Serializer):
 
 
 class ArtifactListOut(serializers.ModelSerializer):
+    media_type = serializers.CharField(
+        source="current_media_type", read_only=True, default="", help_text="Of the current version."
+    )
+
     class Meta:
         model = Artifact
-        fields = ["id", "kind", "title", "description", "tags", "current_version", "created_by_task_id", "updated_at"]
+        fields = [
+            "id",
+            "kind",
+            "title",
+            "description",
+            "tags",
+            "current_version",
+            "media_type",
+            "created_by_task_id",
+            "updated_at",
+        ]
 
 
 class ArtifactQueryIn(StrictSerializer):

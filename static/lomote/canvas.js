@@ -54,9 +54,9 @@ export class Canvas {
   async load() {
     grid().replaceChildren();
     this.artifacts.clear();
-    const response = await fetch(`/studio/workspaces/${this.workspaceId}/artifacts`, { credentials: "same-origin" });
-    const { artifacts } = await response.json();
-    for (const artifact of artifacts.reverse()) this.showTile(artifact);
+    const response = await fetch(`${this.api.base}/artifacts/?limit=200`, { credentials: "same-origin" });
+    const { results } = await response.json();
+    for (const artifact of results.reverse()) this.showTile(artifact);
   }
 
   // --- grid ---------------------------------------------------------------------------------------------

@@ -37,3 +37,19 @@ def test_it_hides_the_list_from_outsiders_and_refuses_bad_filters(workspace, dav
     assert client_for(dave).get(url(workspace)).status_code == 404
     response = client_for(bob).get(url(workspace, "?kind=spaceship"))
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid"
+
+
+def test_it_gives_the_current_versions_media_type_for_the_grid(workspace, bob, client_for, alice):
+    from django.core.files.base import ContentFile
+
+    with transaction.atomic():
+        image = artifact_create(
+            workspace_id=workspace.pk,
+            kind="image",
+            title="Poster",
+            file=ContentFile(b"\x89PNG", "p.png"),
+            media_type="image/png",
+            author_user=alice,
+        )
+    [row] = client_for(bob).get(url(workspace, "?kind=image")).json()["results"]
+    assert (row["id"], row["media_type"], row["current_version"]) == (image.pk, "image/png", 1)
