@@ -119,12 +119,12 @@ def topological_order(graph: Graph) -> list[str] | None:
 
 def downstream(graph: Graph, node_ids: set[str]) -> set[str]:
     """Every node reachable from `node_ids`, those included."""
-    seen, todo = set(node_ids), list(node_ids)
-    while todo:
-        for nxt in successors(graph, todo.pop()):
+    seen, frontier = set(node_ids), list(node_ids)
+    while frontier:
+        for nxt in successors(graph, frontier.pop()):
             if nxt not in seen:
                 seen.add(nxt)
-                todo.append(nxt)
+                frontier.append(nxt)
     return seen
 
 
