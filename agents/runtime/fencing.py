@@ -61,7 +61,9 @@ def fence_task(turn_id: int, generation: int, task_id: int) -> Task:
     The task comes with `acting_role` (its creator's current role), read in the same statement. For a
     tool that writes task state. Raises Fenced when the turn is no longer ours or the task stopped.
     """
-    task = with_acting_role(task_qs_for_update().filter(pk=task_id)).get()
+    # Only the columns a tool's checks read: the task row also carries long texts (brief, summary).
+    columns = ("id", "workspace_id", "status", "created_by_id", "permissions", "autonomy")
+    task = with_acting_role(task_qs_for_update().filter(pk=task_id).only(*columns)).get()
     if task.status != TaskStatus.ACTIVE:
         raise Fenced()
     fence_turn(turn_id, generation)
