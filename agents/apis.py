@@ -118,6 +118,26 @@ class TaskCancelApi(WorkspaceApi):
         return _task_action(self, task_services.task_cancel, task_id)
 
 
+class TaskArchiveApi(WorkspaceApi):
+    serializer_class = serializers.TaskDetailOut
+
+    @_action_schema(
+        "tasks_archive",
+        "Put a finished, idle or cancelled task away: Main no longer routes to it and it takes no messages. "
+        "409 `task_state` while it is working or waiting.",
+    )
+    def post(self, request, workspace_id, task_id):
+        return _task_action(self, task_services.task_archive, task_id)
+
+
+class TaskUnarchiveApi(WorkspaceApi):
+    serializer_class = serializers.TaskDetailOut
+
+    @_action_schema("tasks_unarchive", "Bring an archived task back; archiving or unarchiving twice is harmless.")
+    def post(self, request, workspace_id, task_id):
+        return _task_action(self, task_services.task_unarchive, task_id)
+
+
 class TaskPauseApi(WorkspaceApi):
     serializer_class = serializers.TaskDetailOut
 

@@ -45,6 +45,7 @@ class TaskOut(serializers.ModelSerializer):
             "permissions",
             "language",
             "summary",
+            "archived_at",
             "created_at",
             "updated_at",
         ]

@@ -26,6 +26,8 @@ def message_post(*, access: Access, task_id: int, text: str) -> InboxMessage:
     task = task_locked(access=access, task_id=task_id)
     if task.status == TaskStatus.CANCELLED:
         raise Conflict("This task was cancelled; it takes no more messages.", code="task_cancelled")
+    if task.is_archived:
+        raise Conflict("This task is archived; unarchive it to send it a message.", code="task_archived")
     message = InboxMessage.objects.create(task=task, author=access.user, source=_source(access), text=text)
     event_append(workspace_id=task.workspace_id, kind="inbox.posted", data=_message_data(message))
     if task.status != TaskStatus.PAUSED:

@@ -16,7 +16,7 @@ from agents.models import (
 )
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_can_move, task_move, turn_move
-from lomote.exceptions import NotFound
+from lomote.exceptions import Conflict, NotFound
 from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append
@@ -126,4 +126,33 @@ def task_resume(*, access: Access, task_id: int) -> Task:
         task_move(task, TaskStatus.IDLE, reason="resumed")
         task.save(update_fields=["status", "stop_reason", "auto_turns", "updated_at"])
         event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    return task
+
+
+@transaction.atomic
+def task_archive(*, access: Access, task_id: int) -> Task:
+    """Put a finished, idle or cancelled task away: Main no longer routes to it and it takes no messages."""
+    access.require(Role.EDITOR)
+    task = task_locked(access=access, task_id=task_id)
+    if task.status in (TaskStatus.ACTIVE, TaskStatus.WAITING):
+        raise Conflict(
+            "This task is still working or waiting; stop it or let it finish before archiving it.",
+            code="task_state",
+            details={"status": task.status},
+        )
+    if task.archived_at is None:
+        task.archived_at = timezone.now()
+        task.save(update_fields=["archived_at", "updated_at"])
+        event_append(workspace_id=task.workspace_id, kind="task.archived", data={"task": task.pk, "by": access.actor})
+    return task
+
+
+@transaction.atomic
+def task_unarchive(*, access: Access, task_id: int) -> Task:
+    access.require(Role.EDITOR)
+    task = task_locked(access=access, task_id=task_id)
+    if task.archived_at is not None:
+        task.archived_at = None
+        task.save(update_fields=["archived_at", "updated_at"])
+        event_append(workspace_id=task.workspace_id, kind="task.unarchived", data={"task": task.pk, "by": access.actor})
     return task

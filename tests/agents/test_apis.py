@@ -416,6 +416,7 @@ def test_it_lists_the_workspaces_tasks_newest_first_with_filters(world, client_a
         "permissions",
         "language",
         "summary",
+        "archived_at",
         "created_at",
         "updated_at",
     }
