@@ -106,58 +106,49 @@ def _action_schema(operation_id: str, description: str):
     )
 
 
-class TaskCancelApi(WorkspaceApi):
-    serializer_class = serializers.TaskDetailOut
+def _task_action_api(name: str, service, operation_id: str, description: str) -> type[WorkspaceApi]:
+    """A POST endpoint moving a task's state with `service` (no body), answered with the task as it now is."""
 
-    @_action_schema(
-        "tasks_cancel",
-        "Stop the task for good. Its workers are fenced out; cancelling twice is harmless. A cancelled task "
-        "cannot be paused or resumed (409 `task_state`).",
-    )
+    @_action_schema(operation_id, description)
     def post(self, request, workspace_id, task_id):
-        return _task_action(self, task_services.task_cancel, task_id)
+        return _task_action(self, service, task_id)
+
+    return type(name, (WorkspaceApi,), {"serializer_class": serializers.TaskDetailOut, "post": post})
 
 
-class TaskArchiveApi(WorkspaceApi):
-    serializer_class = serializers.TaskDetailOut
-
-    @_action_schema(
-        "tasks_archive",
-        "Put a finished, idle or cancelled task away: Main no longer routes to it and it takes no messages. "
-        "409 `task_state` while it is working or waiting.",
-    )
-    def post(self, request, workspace_id, task_id):
-        return _task_action(self, task_services.task_archive, task_id)
-
-
-class TaskUnarchiveApi(WorkspaceApi):
-    serializer_class = serializers.TaskDetailOut
-
-    @_action_schema("tasks_unarchive", "Bring an archived task back; archiving or unarchiving twice is harmless.")
-    def post(self, request, workspace_id, task_id):
-        return _task_action(self, task_services.task_unarchive, task_id)
-
-
-class TaskPauseApi(WorkspaceApi):
-    serializer_class = serializers.TaskDetailOut
-
-    @_action_schema(
-        "tasks_pause", "Pause the task, keeping its state. 409 `task_state` when the task is finished or cancelled."
-    )
-    def post(self, request, workspace_id, task_id):
-        return _task_action(self, task_services.task_pause, task_id)
-
-
-class TaskResumeApi(WorkspaceApi):
-    serializer_class = serializers.TaskDetailOut
-
-    @_action_schema(
-        "tasks_resume",
-        "Resume a paused task: a turn starts if messages or checklist items are waiting, otherwise it becomes "
-        "idle. 409 `task_state` for a cancelled task.",
-    )
-    def post(self, request, workspace_id, task_id):
-        return _task_action(self, task_services.task_resume, task_id)
+TaskCancelApi = _task_action_api(
+    "TaskCancelApi",
+    task_services.task_cancel,
+    "tasks_cancel",
+    "Stop the task for good. Its workers are fenced out; cancelling twice is harmless. A cancelled task "
+    "cannot be paused or resumed (409 `task_state`).",
+)
+TaskArchiveApi = _task_action_api(
+    "TaskArchiveApi",
+    task_services.task_archive,
+    "tasks_archive",
+    "Put a finished, idle or cancelled task away: Main no longer routes to it and it takes no messages. "
+    "409 `task_state` while it is working or waiting.",
+)
+TaskUnarchiveApi = _task_action_api(
+    "TaskUnarchiveApi",
+    task_services.task_unarchive,
+    "tasks_unarchive",
+    "Bring an archived task back; archiving or unarchiving twice is harmless.",
+)
+TaskPauseApi = _task_action_api(
+    "TaskPauseApi",
+    task_services.task_pause,
+    "tasks_pause",
+    "Pause the task, keeping its state. 409 `task_state` when the task is finished or cancelled.",
+)
+TaskResumeApi = _task_action_api(
+    "TaskResumeApi",
+    task_services.task_resume,
+    "tasks_resume",
+    "Resume a paused task: a turn starts if messages or checklist items are waiting, otherwise it becomes "
+    "idle. 409 `task_state` for a cancelled task.",
+)
 
 
 class TaskSettingsApi(WorkspaceApi):
