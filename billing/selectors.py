@@ -99,6 +99,11 @@ def approval_list(*, workspace_id: int, task_id: int | None = None) -> QuerySet[
     return approvals if task_id is None else approvals.filter(task_id=task_id)
 
 
+def approvals_granted_since(*, workspace_id, task_id, since) -> QuerySet[Approval]:
+    """Approvals for a task recorded at or after `since` (values or OuterRef expressions, for subqueries)."""
+    return Approval.objects.filter(workspace_id=workspace_id, task_id=task_id, created_at__gte=since)
+
+
 def budget_remaining(*, workspace_id: int, task_id: int) -> int | None:
     """What a task may still spend under its approved budgets; None when no budget was ever approved."""
     budgets = Approval.objects.filter(workspace_id=workspace_id, kind=ApprovalKind.BUDGET, task_id=task_id)

@@ -4,6 +4,7 @@
 - turns queued too long → re-enqueue the same generation (a duplicate job is a no-op);
 - tasks with unconsumed inbox messages and no active turn → start a turn;
 - tasks waiting on jobs that all settled (a lost on-commit reaction) → decide as the reaction would;
+- tasks waiting on an approval a person already granted (a lost on-commit reaction) → wake them;
 - money held for a job that was never created (a crash between hold and submit) → released by rule.
 Every move is a conditional write, so two watchdogs sweeping at once act once per turn.
 """
@@ -29,7 +30,12 @@ from agents.models import (
     TurnStatus,
 )
 from agents.runtime.queue import enqueue_turn
-from agents.services.generation_results import task_job_settled, tasks_waiting_on_settled_jobs
+from agents.services.generation_results import (
+    task_job_settled,
+    task_spending_approved,
+    tasks_waiting_on_granted_approval,
+    tasks_waiting_on_settled_jobs,
+)
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move, turn_move
 from billing.services.orders import orders_release_orphaned
@@ -73,6 +79,9 @@ def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
         for job_id in jobs:
             if task_job_settled(task_id=task_id, job_id=job_id) == "woken":
                 report.started.append(task_id)
+    for task_id in list(tasks_waiting_on_granted_approval()):
+        if task_spending_approved(task_id=task_id) == "woken":
+            report.started.append(task_id)
     report.released_holds = orders_release_orphaned(now=now)
     if report:
         logger.info("watchdog: %s", report)

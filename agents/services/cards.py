@@ -11,7 +11,7 @@ A card is opened by the runtime, never by what a model wrote:
 A card is resolved once, by one person's (or, except for money and irreversible operations, one editor
 key's) recorded action, under the card's row lock. The answer reaches the task's inbox and starts its next
 turn: the person never has to type "continue". Approving spending grants a budget through billing — the only
-source of spending authority — and wakes the task in the same transaction.
+source of spending authority — and the task wakes through billing's approval reaction, like any approval.
 """
 
 import hashlib
@@ -443,15 +443,13 @@ def _deliver(*, access: Access, card: Card, task: Task) -> None:
     task.auto_turns = 0
     task.save(update_fields=["auto_turns"])
     if action == "approve":
-        from agents.services.generation_results import task_spending_approved  # it imports this module
-
         _note(
             task,
             f"[card {card.pk}] The person approved a budget of {card.resolution['budget']} credits "
             f"for {card.payload.get('operation') or 'this plan'}. Go on with the plan.",
         )
-        # The wake commits with the approval: no reaction can be lost between them.
-        task_spending_approved(task_id=task.pk)
+        # The task wakes the way every approval wakes it — billing's approval_granted reaction, after commit
+        # (and the watchdog's sweep if that reaction is lost) — never by a second path of its own.
         return
     if action == "decline":
         _note(

@@ -10,12 +10,14 @@ meanwhile keeps its state: nothing is recorded, nothing wakes.
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Subquery
 
 from agents.locks import task_qs_for_update
-from agents.models import Autonomy, ChecklistItem, ChecklistStatus, Task, TaskStatus, ToolCall
+from agents.models import Autonomy, ChecklistItem, ChecklistStatus, Task, TaskStatus, ToolCall, Turn
 from agents.services.cards import card_open_to_continue, task_wait_for_card
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move
+from billing.selectors import approvals_granted_since
 from workspace.models import GenerationJob, JobStatus
 from workspace.services.events import event_append
 
@@ -110,6 +112,24 @@ def _stop(task: Task, status: str, reason: str) -> str:
     task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
     event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
     return reason
+
+
+def tasks_waiting_on_granted_approval():
+    """Tasks still waiting for an approval a person already granted: what a lost on-commit reaction leaves.
+
+    The wait began when the task's last turn ended; an approval for the task recorded after that is the one
+    it waits for (approving a quote card grants the task a budget; the billing API may approve its quote).
+    """
+    last_end = Turn.objects.filter(task=OuterRef("pk")).order_by("-number").values("finished_at")[:1]
+    granted = approvals_granted_since(
+        workspace_id=OuterRef("workspace_id"), task_id=OuterRef("pk"), since=OuterRef("waiting_since")
+    )
+    return (
+        Task.objects.filter(status=TaskStatus.WAITING, waiting_for__type="approval")
+        .annotate(waiting_since=Subquery(last_end))
+        .filter(Exists(granted))
+        .values_list("pk", flat=True)[:200]
+    )
 
 
 def tasks_waiting_on_settled_jobs():

@@ -286,6 +286,76 @@ def test_it_opens_a_quote_card_and_approving_it_wakes_the_task_which_generates(
     assert not InboxMessage.objects.filter(task=posters, source="person").exists()
 
 
+@pytest.fixture
+def wake_calls(monkeypatch):
+    """Every attempt to wake a task for an approval, by whichever path, and what it returned."""
+    import agents.services.generation_results as results
+
+    calls, real = [], results.task_spending_approved
+
+    def spy(*, task_id):
+        calls.append(outcome := real(task_id=task_id))
+        return outcome
+
+    monkeypatch.setattr("agents.subscribers.task_spending_approved", spy)
+    monkeypatch.setattr("agents.runtime.watchdog.task_spending_approved", spy)
+    return calls
+
+
+@pytest.fixture
+def lost_approval_reaction(monkeypatch):
+    """The approval_granted reaction is lost: the process died between the commit and the on-commit wake."""
+    monkeypatch.setattr("agents.subscribers.task_spending_approved", lambda *, task_id: "lost")
+
+
+def test_it_wakes_the_task_once_and_by_one_path_when_its_quote_card_is_approved(
+    posters, tools, script, funded, upstream, wake_calls
+):
+    # given a task waiting on a quote card
+    card = needs_approval(funded, posters, tools, script)
+    # when the person approves it
+    card_act(access=funded, card_id=card.pk, action="approve")
+    # then one wake was attempted — billing's approval reaction — and it started one turn
+    assert wake_calls == ["woken"]
+    assert Turn.objects.filter(task=posters, trigger="approved").count() == 1
+
+
+@pytest.mark.parametrize("through", ["card", "billing_api"])
+def test_it_wakes_a_task_whose_approval_reaction_was_lost_at_the_next_sweep_once(
+    posters, tools, script, funded, upstream, lost_approval_reaction, through
+):
+    from billing.services.approvals import approval_grant
+
+    # given a task waiting on a quote card, and an approval whose on-commit wake-up is lost
+    card = needs_approval(funded, posters, tools, script)
+    if through == "card":
+        card_act(access=funded, card_id=card.pk, action="approve")
+    else:
+        approval_grant(access=funded, task_id=posters.pk, budget=80)
+    posters.refresh_from_db()
+    assert posters.status == TaskStatus.WAITING and queued_turn(posters) is None
+    # when the watchdog sweeps, twice
+    first, second = watchdog_sweep(), watchdog_sweep()
+    # then the first sweep woke it, once
+    assert posters.pk in first.started and posters.pk not in second.started
+    assert Turn.objects.filter(task=posters, trigger="approved").count() == 1
+
+
+def test_it_leaves_a_task_waiting_when_no_approval_came_after_its_wait(posters, tools, script, funded, upstream):
+    from billing.services.approvals import approval_grant
+
+    # given a budget approved before the task asked for more than it covers
+    approval_grant(access=funded, task_id=posters.pk, budget=10)
+    card = needs_approval(funded, posters, tools, script)
+    assert card.kind == CardKind.QUOTE
+    # when the watchdog sweeps
+    report = watchdog_sweep()
+    # then the task still waits for the person: the old budget is not the approval it asked for
+    posters.refresh_from_db()
+    assert posters.status == TaskStatus.WAITING and posters.pk not in report.started
+    assert queued_turn(posters) is None
+
+
 def test_it_stops_with_a_reason_when_spending_is_declined_and_tells_the_model_at_its_next_turn(
     posters, tools, script, funded, upstream
 ):
