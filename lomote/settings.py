@@ -244,6 +244,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "lomote.exceptions.api_exception_handler",
+    "DEFAULT_METADATA_CLASS": "lomote.metadata.SchemaPointerMetadata",
     "DEFAULT_PAGINATION_CLASS": "lomote.pagination.CursorlessPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_THROTTLE_CLASSES": ["workspace.throttling.PrincipalRateThrottle"],
