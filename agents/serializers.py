@@ -218,10 +218,16 @@ class CardActionIn(StrictSerializer):
 class ModelLeaseOut(serializers.ModelSerializer):
     """The exact model a turn used. Deliberately without the secret: only its adapter ever reads that."""
 
+    base_url = serializers.SerializerMethodField(help_text="The provider's endpoint; null for an embedded model.")
+
     class Meta:
         model = ModelLease
         fields = ["provider", "model", "base_url", "params", "created_at"]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_base_url(self, lease) -> str | None:
+        return lease.base_url or None
 
 
 class ToolCallOut(serializers.ModelSerializer):

@@ -10,6 +10,9 @@ from lomote.serializers import StrictSerializer
 
 class PolicyOut(serializers.ModelSerializer):
     is_default = serializers.SerializerMethodField(help_text="True until an owner changes the policy.")
+    updated_at = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="When an owner last changed it; null while it is the default."
+    )
 
     class Meta:
         model = SpendPolicy
