@@ -78,7 +78,7 @@ export class Canvas {
       "li",
       { class: "tile", "data-artifact": String(artifact.id), "data-kind": artifact.kind, "data-version": String(artifact.current_version) },
       this.preview(artifact),
-      h("button", { type: "button", class: "tile-open", onclick: () => this.open(artifact.id) }, `${artifact.title} · v${artifact.current_version}`),
+      h("button", { type: "button", class: "tile-open", onclick: () => this.open(artifact.id) }, h("bdi", { text: artifact.title }), ` · v${artifact.current_version}`),
     );
     const existing = grid().querySelector(`[data-artifact="${artifact.id}"]`);
     if (existing) existing.replaceWith(tile);
@@ -134,7 +134,7 @@ export class Canvas {
     viewer().hidden = false;
     viewer().dataset.artifact = String(artifactId);
     viewer().dataset.kind = artifact.kind;
-    document.getElementById("viewer-title").textContent = `${artifact.title} (${artifact.kind})`;
+    document.getElementById("viewer-title").replaceChildren(h("bdi", { text: artifact.title }), ` (${artifact.kind})`);
     notices().replaceChildren();
     viewerBody().replaceChildren();
     if (artifact.kind === "document") await this.openDocument();
@@ -152,7 +152,8 @@ export class Canvas {
           "li",
           { "data-version": String(v.number) },
           h("button", { type: "button", onclick: () => this.showVersion(v.number), "aria-current": v.number === this.view.number ? "true" : null }, `v${v.number}`),
-          ` by ${authorText(v.author)} · ${new Date(v.created_at).toLocaleString()}${v.meta && v.meta.change ? ` · ${v.meta.change}` : ""}`,
+          ` by ${authorText(v.author)} · ${new Date(v.created_at).toLocaleString()}`,
+          v.meta && v.meta.change ? [" · ", h("bdi", { text: v.meta.change })] : null,
         ),
       ),
     );

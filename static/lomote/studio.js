@@ -117,12 +117,12 @@ class Studio {
       "li",
       { class: "msg person", "data-message": String(message.id) },
       h("p", { class: "who", text: message.author || "You" }),
-      h("p", { class: "text", text: message.text }),
+      h("p", { class: "text", dir: "auto", text: message.text }),
       h("p", { class: "route", "data-route": message.route, "data-task": message.task ?? "" }, `→ ${routeText}`),
     );
     chat.append(item);
     if (message.reply || message.refusal) {
-      chat.append(h("li", { class: "msg main" }, h("p", { class: "who", text: "Main" }), h("p", { class: "text", text: message.reply || message.refusal })));
+      chat.append(h("li", { class: "msg main" }, h("p", { class: "who", text: "Main" }), h("p", { class: "text", dir: "auto", text: message.reply || message.refusal })));
     }
     this.scroll();
   }
@@ -163,7 +163,7 @@ class Studio {
         return h(
           "li",
           { class: "task", "data-task": String(task.id), "data-status": task.status },
-          h("span", { class: "task-title", text: `#${task.id} ${task.title}` }),
+          h("span", { class: "task-title" }, `#${task.id} `, h("bdi", { text: task.title })),
           h("span", { class: `badge ${task.status}`, text: task.status }),
           task.stop_reason ? h("span", { class: "reason", text: task.stop_reason.replaceAll("_", " ") }) : null,
           total ? h("span", { class: "reason", text: `${done}/${total} done` }) : null,
@@ -197,16 +197,16 @@ class Studio {
     const labels = Object.fromEntries((card.options || []).map((o) => [o.id, o.label]));
     const headingId = `card-${card.id}-title`;
     const children = [
-      h("h3", { id: headingId, tabindex: "-1", text: card.title }),
+      h("h3", { id: headingId, tabindex: "-1", dir: "auto", text: card.title }),
       h("p", { class: "card-meta", text: `${card.kind} card · ${this.taskLabel(card.task)} · ${card.status}` }),
-      card.body ? h("p", { class: "card-body", text: card.body }) : null,
+      card.body ? h("p", { class: "card-body", dir: "auto", text: card.body }) : null,
     ];
     if (open) {
       const actions = h("div", { class: "card-actions", role: "group", "aria-label": `Answer: ${card.title}`, onkeydown: arrowsBetweenButtons });
       for (const action of card.actions || []) {
         if (action === "choose") {
           for (const option of card.options || []) {
-            actions.append(h("button", { type: "button", "data-action": "choose", "data-option": option.id, onclick: () => this.act(card, { action, option: option.id }) }, option.label || option.id));
+            actions.append(h("button", { type: "button", dir: "auto", "data-action": "choose", "data-option": option.id, onclick: () => this.act(card, { action, option: option.id }) }, option.label || option.id));
           }
         } else if (action === "adjust") {
           const inputId = `card-${card.id}-adjust`;
