@@ -17,6 +17,8 @@ Classes:
 - naming: words after which comes the text itself ("called", "intitulée", "namens", "llamado").
 """
 
+import unicodedata
+
 CLASSES = ("determiner", "function", "preposition", "connector", "verb", "count", "kind", "style", "time", "naming")
 
 _EN = {
@@ -32,7 +34,7 @@ _EN = {
         been being get got gets have has had having try trying looking wondering wonder if whether what
         what's which who whom how why when where while whatever any all same such own yes not there here
         that's there's here's as than ready sometime soon asap right greatly appreciate appreciated event
-        events occasion""",
+        events occasion revision revisions request requested""",
     "preposition": """for about on with without featuring showing depicting presenting representing illustrating
         announcing advertising promoting celebrating inviting into onto in at by from to over under around
         across through after before during within between against toward towards per via regarding
@@ -43,7 +45,8 @@ _EN = {
         building craft crafting prepare preparing give giving turn turning transform transforming convert
         converting write writing compose composing sketch sketching illustrate illustrating animate animating
         come whip mock put show print hang use share send add include place change redo update tweak adjust
-        modify edit fix improve rework refine imagine invent brainstorm develop deliver provide bring""",
+        modify edit fix improve rework refine imagine invent brainstorm develop deliver provide bring move moved
+        shift""",
     "count": """zero two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
         sixteen seventeen eighteen nineteen twenty thirty forty fifty hundred dozen dozens couple pair few
         several many multiple various some lots lot bunch handful series set sets batch pack collection
@@ -78,7 +81,7 @@ _EN = {
         landscape round circular high-res hd 4k widescreen animated looping seamless matte glossy glitchy
         seventies eighties nineties sixties more less much bit slightly somewhat rather quite very style
         styled themed theme vibe vibes feel aesthetic color colors colour colours palette tones font fonts
-        typography look""",
+        typography look top bottom middle left right centre center centered centred corner side""",
     "time": """yesterday yesterday's today today's tomorrow tomorrow's tonight tonight's last last's previous
         recent recently earlier latest ago current upcoming next""",
     "naming": """called named titled entitled saying says reading reads labelled labeled text title headline
@@ -106,7 +109,7 @@ _FR = {
         convertissez écris écrire écrivez rédige rédiger rédigez imagine imaginer imaginez propose proposer
         proposez compose composer anime animer illustre illustrer peins peindre montre montrer donne donner
         mets mettre ajoute ajouter change changer modifie modifier refais refaire imprimer imprime utiliser
-        utilise envoie envoyer partager design designer""",
+        utilise envoie envoyer partager design designer déplace déplacer bouge bouger""",
     "count": """deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize vingt
         trente cent douzaine paire quelques plusieurs divers diverses série séries ensemble lot jeu variantes
         variante versions version déclinaisons déclinaison options option exemplaires exemplaire premier
@@ -132,7 +135,8 @@ _FR = {
         grandes petit petite petits petites énorme court courte long longue nouveau nouvelle nouveaux
         nouvelles beau belle jolie joli magnifique superbe original originale créatif créative professionnel
         professionnelle style styles façon ambiance couleurs couleur tons palette animé animée animés carré
-        carrée vertical verticale horizontal horizontale plus moins très trop peu légèrement assez années""",
+        carrée vertical verticale horizontal horizontale plus moins très trop peu légèrement assez années haut
+        bas gauche droite centre milieu coin""",
     "time": """hier aujourd'hui demain dernier dernière derniers dernières précédent précédente récent récente
         récemment prochain prochaine actuel actuelle""",
     "naming": "intitulé intitulée intitulés appelé appelée appelés nommé nommée disant dit texte titre slogan nom",
@@ -156,7 +160,7 @@ _DE = {
         verwandeln wandle wandeln schreib schreibe schreiben designe designen design baue bauen bau kreiere
         kreieren produziere produzieren male malen illustriere illustrieren animiere animieren denk denke
         ausdenken gib geben zeig zeige zeigen lass lasst lassen setze setzen füge hinzufügen ändere ändern
-        drucken nutzen verwenden""",
+        drucken nutzen verwenden verschiebe verschieben""",
     "count": """eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig hundert dutzend paar
         einige mehrere verschiedene serie reihe satz set varianten variante versionen version optionen
         option erste ersten zweite zweiten dritte dritten sekunden sekunde minuten minute stück""",
@@ -176,7 +180,7 @@ _DE = {
         flach realistisch warm warme wärmer kühl kühle kühler kalt groß große großes größer klein kleine
         kleines kleiner kurz kurze kurzes lang neu neue neuen neues schön schöne schönes hübsch toll cool stil
         look farben farbe töne animiert animierte animiertes quadratisch hochformat querformat mehr weniger
-        sehr bisschen leicht ganz ziemlich""",
+        sehr bisschen leicht ganz ziemlich oben unten links rechts mitte""",
     "time": """gestern gestrige gestrigen gestriges heute heutige heutigen morgen morgige letzte letzten letztes
         vorherige vorherigen neulich aktuell aktuelle nächste nächsten vorhin""",
     "naming": "namens genannt heißt titel überschrift schriftzug text aufschrift slogan",
@@ -200,7 +204,7 @@ _ES = {
         preparar realiza realizar elabora elaborar convierte convertir conviertas transforma transformar
         transformes escribe escribir escribas redacta redactar pinta pintar ilustra ilustrar anima animar
         inventa muestra mostrar dame dar pon poner añade añadir cambia cambiar modifica modificar rehaz
-        imprimir usar""",
+        imprimir usar mueve mover""",
     "count": """uno dos tres cuatro cinco seis siete ocho nueve diez once doce veinte cien docena par pareja
         varios varias algunos algunas pocos muchos diversos serie series conjunto juego set lote variantes
         variante versiones versión opciones opción copias primer primero primera segundo segunda tercero
@@ -222,7 +226,7 @@ _ES = {
         acuarela realista cálido cálida cálidos frío fría fresco grande grandes pequeño pequeña pequeños corto
         corta largo nuevo nueva nuevos nuevas hermoso hermosa original creativo creativa profesional estilo
         colores color tonos paleta animado animada cuadrado cuadrada vertical horizontal más menos muy poco
-        bastante años""",
+        bastante años arriba abajo izquierda derecha centro""",
     "time": """ayer hoy mañana anoche último última últimos anterior anteriores reciente recientes próximo
         próxima actual""",
     "naming": "llamado llamada titulado titulada diga dice diciendo texto título eslogan lema nombre",
@@ -244,7 +248,7 @@ _PT = {
         produza produzir prepara prepare preparar realiza realize realizar elabora elabore elaborar transforma
         transforme transformar converte converta converter escreve escreva escrever redige redija pinta pinte
         ilustra ilustre anima anime projeta projete projetar monta monte mostra mostre dá dê põe ponha coloca
-        coloque adiciona muda mude modifica""",
+        coloque adiciona muda mude modifica move mova mover""",
     "count": """dois duas três quatro cinco seis sete oito nove dez onze doze vinte cem dúzia par vários
         várias alguns algumas poucos muitos diversos série séries conjunto jogo kit variantes variante
         versões versão opções opção cópias primeiro primeira segundo segunda terceiro terceira segundos
@@ -264,7 +268,7 @@ _PT = {
         escura claro clara suave pastel néon neon futurista abstrato geométrico plano aquarela realista quente
         quentes frio fria grande grandes pequeno pequena curto curta longo novo nova novos novas lindo linda
         original criativo criativa profissional estilo cores cor tons paleta animado animada quadrado
-        quadrada vertical horizontal mais menos muito pouco anos""",
+        quadrada vertical horizontal mais menos muito pouco anos cima baixo esquerda direita centro""",
     "time": """ontem hoje amanhã último última últimos anterior anteriores recente recentes próximo próxima
         atual""",
     "naming": "chamado chamada intitulado intitulada diga diz dizendo texto título slogan nome",
@@ -273,10 +277,16 @@ _PT = {
 LEXICONS: dict[str, dict[str, str]] = {"en": _EN, "fr": _FR, "de": _DE, "es": _ES, "pt": _PT}
 LANGUAGES = tuple(LEXICONS)
 
+
+def _unaccented(word: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
+
+
 # Kind group → its nouns in every language, lower case (with and without accents).
 KIND_GROUPS: dict[str, frozenset[str]] = {}
 for _lexicon in LEXICONS.values():
     for _name, _words in _lexicon.items():
         if _name.startswith("kind:"):
             _group = _name.split(":", 1)[1]
-            KIND_GROUPS[_group] = KIND_GROUPS.get(_group, frozenset()) | frozenset(_words.split())
+            _forms = {form for word in _words.split() for form in (word, _unaccented(word))}
+            KIND_GROUPS[_group] = KIND_GROUPS.get(_group, frozenset()) | frozenset(_forms)

@@ -92,12 +92,16 @@ class _Token:
         return self.text[:1].isupper()
 
 
-def request_subject(text: str, lang: str | None = None) -> str:
-    """The subject phrase of a request (see the module's contract); "" only when it has no letter or digit."""
+def request_subject(text: str, lang: str | None = None, *, max_chars: int = MAX_SUBJECT_CHARS) -> str:
+    """The subject phrase of a request (see the module's contract); "" only when it has no letter or digit.
+
+    `max_chars` (at most MAX_SUBJECT_CHARS) bounds it for a smaller place, such as a poster's title.
+    """
+    limit = max(1, min(max_chars, MAX_SUBJECT_CHARS))
     text = unicodedata.normalize("NFC", text or "")[:MAX_INPUT_CHARS]
     if not re.search(r"[^\W_]", text):
         return ""
-    quoted = _quoted(text)
+    quoted = _quoted(text, limit)
     if quoted:
         return quoted
     lang = lang if lang in LEXICONS else _language(text)
@@ -109,25 +113,25 @@ def request_subject(text: str, lang: str | None = None) -> str:
             if best is None or rank < best[0]:
                 best = (rank, span)
     if best is not None:
-        return _bounded(text, best[1])
-    return _fallback(text, [t for tokens in sentences for t in tokens])
+        return _bounded(text, best[1], limit)
+    return _fallback(text, [t for tokens in sentences for t in tokens], limit)
 
 
 # --- reading ----------------------------------------------------------------------------------------------
 
 
-def _quoted(text: str) -> str:
+def _quoted(text: str, limit: int) -> str:
     for match in _QUOTED.finditer(text):
         inner = next(g for g in match.groups() if g is not None).strip(" \t'\"‘’“”«»")
         if re.search(r"[^\W_]", inner):
-            return _cut(" ".join(inner.split()))
+            return _cut(" ".join(inner.split()), limit)
     return ""
 
 
-def _cut(phrase: str) -> str:
-    if len(phrase) <= MAX_SUBJECT_CHARS:
+def _cut(phrase: str, limit: int) -> str:
+    if len(phrase) <= limit:
         return phrase
-    return phrase[: MAX_SUBJECT_CHARS + 1].rsplit(" ", 1)[0][:MAX_SUBJECT_CHARS].rstrip(" ,;:-–—")
+    return phrase[: limit + 1].rsplit(" ", 1)[0][:limit].rstrip(" ,;:-–—")
 
 
 def _language(text: str) -> str:
@@ -358,17 +362,17 @@ def _extend_name(tokens: list[_Token], first: int, last: int) -> list[_Token]:
     return tokens[first : end + 1]
 
 
-def _bounded(text: str, span: list[_Token], *, ends: tuple[str, ...] = ("content",)) -> str:
+def _bounded(text: str, span: list[_Token], limit: int, *, ends: tuple[str, ...] = ("content",)) -> str:
     kept = list(span)
-    while len(kept) > 1 and kept[-1].end - kept[0].start > MAX_SUBJECT_CHARS:
+    while len(kept) > 1 and kept[-1].end - kept[0].start > limit:
         kept.pop()
     while len(kept) > 1 and kept[-1].cls not in ends and not kept[-1].capitalised:
         kept.pop()  # never end on "de", "and" or "-"
     phrase = " ".join(text[kept[0].start : kept[-1].end].split())
-    return _cut(phrase)
+    return _cut(phrase, limit)
 
 
-def _fallback(text: str, tokens: list[_Token]) -> str:
+def _fallback(text: str, tokens: list[_Token], limit: int) -> str:
     kind = next((i for i, t in enumerate(tokens) if t.cls == "kind"), None)
     if kind is not None:
         first = last = kind
@@ -376,8 +380,8 @@ def _fallback(text: str, tokens: list[_Token]) -> str:
             first -= 1
         while last + 1 < len(tokens) and tokens[last + 1].cls in ("style", "joiner"):
             last += 1
-        return _bounded(text, tokens[first : last + 1], ends=("kind", "style"))
+        return _bounded(text, tokens[first : last + 1], limit, ends=("kind", "style"))
     left = [t for t in tokens if t.cls in ("style", "time", "count", "content")]
     if left:
-        return _cut(" ".join(t.text for t in left))
-    return _cut(" ".join(text.split()).strip(" .!?¿¡,;:"))
+        return _cut(" ".join(t.text for t in left), limit)
+    return _cut(" ".join(text.split()).strip(" .!?¿¡,;:"), limit)

@@ -184,6 +184,25 @@ def test_it_bounds_a_long_subject_at_a_word():
     assert request_subject("Make a poster for the lighthouse. " + "It should feel calm. " * 2000) == "lighthouse"
 
 
+def test_it_fits_a_smaller_place_without_ending_on_a_connector():
+    text = "Fais une affiche pour la fête de la musique à Besançon"
+    assert request_subject(text) == "fête de la musique à Besançon"
+    assert request_subject(text, max_chars=28) == "fête de la musique"
+    assert request_subject('"Harvest Moon Festival"', max_chars=12) == "Harvest Moon"
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "retro poster. Move the title to the top",
+        "retro poster. Revision requested: a bit warmer, text at the bottom",
+        "affiche rétro. Déplace le texte en haut",
+    ],
+)
+def test_it_never_takes_a_revisions_layout_words_for_the_subject(request_text):
+    assert request_subject(request_text).lower() in ("retro poster", "affiche rétro")
+
+
 def test_it_reads_title_case_and_capitals():
     assert request_subject("Retro Poster For The Jazz Festival") == "Jazz Festival"
     assert request_subject("MAKE A POSTER FOR THE JAZZ FESTIVAL") == "JAZZ FESTIVAL"
