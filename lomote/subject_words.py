@@ -275,6 +275,15 @@ _PT = {
 }
 
 LEXICONS: dict[str, dict[str, str]] = {"en": _EN, "fr": _FR, "de": _DE, "es": _ES, "pt": _PT}
+
+# Kinds written in two words, whose words alone mean something else ("a brand mark", not "brand" + "mark").
+KIND_PHRASES: dict[str, dict[tuple[str, str], str]] = {
+    "en": {("brand", "mark"): "logo", ("word", "mark"): "logo", ("logo", "mark"): "logo", ("blog", "post"): "document"},
+    "fr": {("court", "métrage"): "video"},
+    "de": {},
+    "es": {},
+    "pt": {},
+}
 LANGUAGES = tuple(LEXICONS)
 
 

@@ -26,7 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from lomote.subject_words import LANGUAGES, LEXICONS
+from lomote.subject_words import KIND_PHRASES, LANGUAGES, LEXICONS
 
 MAX_SUBJECT_CHARS = 60
 MAX_INPUT_CHARS = 2000  # the opening of a long message says what it is about
@@ -225,6 +225,7 @@ def _tokens(text: str, part: str, offset: int, lang: str) -> list[_Token]:
         cls, group, naming = _classify(key, lang)
         tokens.append(_Token(word, start, end, key, cls, group, naming))
     _mark_initials(tokens)
+    _read_phrases(tokens, lang)
     _promote_names(tokens, lang)
     _read_compounds(tokens, lang)
     return tokens
@@ -237,6 +238,15 @@ def _mark_initials(tokens: list[_Token]) -> None:
             token.initial = previous is None or (previous.cls == "punct" and previous.text not in ",")
         if token.cls != "joiner":
             previous = token
+
+
+def _read_phrases(tokens: list[_Token], lang: str) -> None:
+    phrases = {**KIND_PHRASES["en"], **KIND_PHRASES[lang]}
+    for first, second in zip(tokens, tokens[1:], strict=False):
+        group = phrases.get((first.key, second.key))
+        if group:
+            first.cls = second.cls = "kind"
+            first.group = second.group = group
 
 
 def _promote_names(tokens: list[_Token], lang: str) -> None:

@@ -38,6 +38,7 @@ ENGLISH = [
     ("Twelve stickers of a smiling avocado, please", "smiling avocado"),
     ("A poster for Route 66", "Route 66"),
     ("Poster: summer jazz nights", "summer jazz nights"),
+    ("A bold brand mark for Fjord Coffee", "Fjord Coffee"),
     ("Please could you whip up a flyer for Saturday's yard sale", "Saturday's yard sale"),
 ]
 FRENCH = [
