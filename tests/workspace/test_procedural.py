@@ -9,6 +9,7 @@ import base64
 import io
 import json
 import struct
+import unicodedata
 
 import pytest
 from django_q.models import OrmQ
@@ -17,6 +18,7 @@ from PIL import Image
 from lomote.exceptions import InvalidInput
 from tests.support import qcluster as cluster
 from tests.support.realtime import worker_env
+from workspace.generation import procedural
 from workspace.generation.procedural import ProceduralProvider, render, style_for
 from workspace.models import ArtifactVersion, Event, GenerationJob
 from workspace.services.generation import job_submit
@@ -71,7 +73,7 @@ def test_it_renders_a_retro_brand_poster_that_looks_like_one():
     assert share_near(rgb, (42, 157, 143)) > 0.005  # teal
     assert share_near(rgb, (38, 70, 83)) > 0.01  # the title's ink
     assert warmth(rgb) > 40
-    assert output.meta["palette"] == "retro" and output.meta["title"] == "retro brand"
+    assert output.meta["palette"] == "retro" and output.meta["title"] == "brand"  # "retro" is its style, not its text
     assert output.meta["typography"] == "bold" and output.meta["layout"] == "poster"
 
 
@@ -143,6 +145,101 @@ def test_it_writes_the_title_from_a_quoted_phrase():
     assert style_for("elegant minimal poster for a design conference").typography == "light"
 
 
+@pytest.mark.parametrize(
+    ("prompt", "title"),
+    [
+        # shaped like the planner's prompts: the item's title, then the person's brief
+        ("Poster 1 of 2 — poster for a summer fair. Could you make two posters for our summer fair?", "summer fair"),
+        (
+            "Affiche 1 sur 3 — affiche pour la fête du cidre. Fais trois affiches rétro pour la fête du cidre",
+            "fête du cidre",
+        ),
+        ("Kannst du bitte vier Plakate für unser Straßenfest gestalten?", "Straßenfest"),
+        ("¿Me harías un cartel para la noche de tapas?", "noche de tapas"),
+        ("Eu queria dois cartazes para a festa junina, por favor", "festa junina"),
+        ("Poster 2 of 2 — poster for the night market. Two posters for the night market. A bit warmer", "night market"),
+    ],
+)
+def test_it_prints_the_subject_of_the_request_not_its_filler(prompt, title):
+    # when
+    output = render("image", prompt, SMALL)
+
+    # then the text on the poster is what the work is about: no counts, auxiliaries, politeness or verbs
+    assert output.meta["title"] == title
+
+
+def test_it_keeps_an_explicit_title():
+    assert style_for("two posters for a jazz festival", {"title": "Blue Hour"}).title == "Blue Hour"
+    assert style_for("a poster for the fair, titled 'Harvest Moon'").title == "Harvest Moon"
+
+
+# Every letter French, German, Spanish and Portuguese write, upper and lower case (titles are upper-cased).
+ACCENTED = "éèêëàâäîïôöûüùÿçœæßñãõáíóúÉÈÊËÀÂÄÎÏÔÖÛÜÙŸÇŒÆÑÃÕÁÍÓÚẞ"
+SAMPLES = {
+    "fr": "Fête de la musique à l'Hôtel-Dieu : cœur, œuvre, Noël, maïs, où, dégâts, ÉTÉ RÉTRO",
+    "de": "Größe, Übermäßig, Straßenfest, schön, Mädchen, Öl, ÄRGER, ÜBER",
+    "es": "¿Año nuevo? ¡Señor pingüino! Canción, corazón, NIÑO, ESPAÑA",
+    "pt": "São João, coração, pão, ações, você, avó, Atenção, LIMÕES, ÓCULOS",
+}
+
+
+def _mask(font, text: str) -> tuple:
+    mask = font.getmask(text)
+    return mask.size, bytes(mask)
+
+
+@pytest.mark.parametrize("weight", ["bold", "regular", "light"])
+def test_it_has_a_real_glyph_for_every_letter_of_the_four_languages(weight):
+    # given the font the posters use, and its missing-glyph box (what a private-use code point draws)
+    font = procedural.font(48, weight)
+    missing = _mask(font, "\ue000")
+
+    # then no character of the samples, nor their upper case, falls back to the box
+    text = "".join(SAMPLES.values()) + ACCENTED
+    for ch in sorted(set(text + text.upper()) - {" "}):
+        assert _mask(font, ch) != missing, f"{ch!r} ({weight}) draws the missing-glyph box"
+    # and an accented letter is drawn with its accent, not as its base letter
+    for ch in ACCENTED:
+        base = unicodedata.normalize("NFD", ch)[0]
+        if base != ch:
+            assert _mask(font, ch) != _mask(font, base), f"{ch!r} is drawn without its accent"
+
+
+CAPITALS = sorted({ch for ch in ACCENTED + ACCENTED.upper() if ch.isupper()})
+TITLES = {
+    "fr": "Fête à l'Hôtel-Dieu",
+    "de": "Größe des Straßenfests",
+    "es": "¡Año del pingüino!",
+    "pt": "São João, Coração",
+}
+
+
+@pytest.mark.parametrize("letter", CAPITALS)
+def test_it_draws_each_accented_capital_on_the_poster(letter):
+    # given the same poster titled with the capital, with its base letter, and with a character no font has
+    base = unicodedata.normalize("NFD", letter)[0]
+    params = {**SMALL, "seed": 7}
+    drawn = image_of("minimal poster", title=letter, **params)
+
+    # then the capital is neither the missing-glyph box nor its base letter without the accent
+    for other in {base, "\ue000"} - {letter}:
+        other_image = image_of("minimal poster", title=other, **params)
+        pixels = zip(drawn.get_flattened_data(), other_image.get_flattened_data(), strict=True)
+        assert sum(1 for a, b in pixels if a != b) > 15, (letter, other)
+
+
+@pytest.mark.parametrize("language", sorted(TITLES))
+def test_it_renders_a_title_in_each_language_with_ink(language):
+    # when a poster is titled with words of the language
+    prompt = f'minimal poster "{TITLES[language]}"'
+    output = render("image", prompt, SMALL)
+
+    # then the title is the words as written and its ink is on the poster
+    assert output.meta["title"] == TITLES[language]
+    image = Image.open(io.BytesIO(output.content)).convert("RGB")
+    assert share_near(image, style_for(prompt).ink, 30) > 0.003
+
+
 def test_it_is_deterministic_and_seedable():
     first = render("image", "retro brand poster", SMALL)
     again = render("image", "retro brand poster", SMALL)
@@ -154,6 +251,72 @@ def test_it_is_deterministic_and_seedable():
 def test_it_renders_other_layouts(layout):
     image = image_of(layout)
     assert image.size == (192, 256) and len(set(image.get_flattened_data())) > 20
+
+
+# --- logos ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "wordmark"),
+    [
+        ("Can you design a logo for my flower shop?", "flower shop"),
+        ("Crée un logotype pour la librairie Les Mots Bleus", "librairie Les Mots Bleus"),
+        ("Entwirf bitte ein Signet für die Imkerei Sonnenhof", "Imkerei Sonnenhof"),
+        ("Diseña un emblema para el club de remo", "club de remo"),
+        ("Crie um logotipo para a padaria Pão Quente", "padaria Pão Quente"),
+        ("I'd like a wordmark for Northwind", "Northwind"),
+    ],
+)
+def test_it_composes_a_logo_for_a_logo_request(prompt, wordmark):
+    # when
+    output = render("image", prompt, {})
+    image = Image.open(io.BytesIO(output.content)).convert("RGB")
+
+    # then it is a square logo composition, its wordmark the request's subject
+    assert image.size[0] == image.size[1]
+    assert (output.meta["layout"], output.meta["title"]) == ("logo", wordmark)
+    assert output.meta["width"] == output.meta["height"]
+    assert output.meta["mark"]
+
+
+def _diff(a: Image.Image, b: Image.Image) -> float:
+    pixels = zip(a.get_flattened_data(), b.get_flattened_data(), strict=True)
+    return sum(sum(abs(x - y) for x, y in zip(p, q, strict=True)) for p, q in pixels) / (a.width * a.height * 3)
+
+
+def test_it_draws_a_mark_and_a_wordmark_not_a_poster():
+    # given a logo and a poster of the same subject on the same canvas
+    prompt = "a logo for the Harbour Café"
+    size = {"width": 256, "height": 256}
+    logo = image_of(prompt, **size)
+    poster = image_of(prompt, layout="poster", **size)
+    style = style_for(prompt)
+    assert (style.layout, style.title) == ("logo", "Harbour Café")
+
+    # then they are different compositions
+    assert _diff(logo, poster) > 20
+    # the logo sits on a plain ground (no poster frame, no full-bleed motif): its edges are background
+    w, h = logo.size
+    edge = [logo.getpixel((x, y)) for x in range(w) for y in (0, 1, h - 2, h - 1)]
+    background = style.background
+    assert all(sum(abs(p[i] - background[i]) for i in range(3)) < 24 for p in edge)
+    # a mark in the upper part and the wordmark's ink below it
+    top = logo.crop((0, int(h * 0.12), w, int(h * 0.62)))
+    bottom = logo.crop((0, int(h * 0.66), w, h))
+    assert share_near(top, background, 24) < 0.8
+    assert share_near(bottom, style.ink, 40) > 0.01
+
+
+def test_it_keeps_a_logo_square_and_follows_revisions():
+    # a side given alone sets both
+    assert Image.open(io.BytesIO(render("image", "logo for Northwind", {"width": 200}).content)).size == (200, 200)
+    # the same logo, warmer, keeps its mark
+    first = style_for("logo for Northwind")
+    warmer = style_for("logo for Northwind. A bit warmer")
+    assert (first.seed, first.motif) == (warmer.seed, warmer.motif)
+    assert warmth(image_of("logo for Northwind. Much warmer")) > warmth(image_of("logo for Northwind")) + 3
+    # a poster that carries a logo is still a poster
+    assert style_for("a poster with our logo for the fair").layout == "poster"
 
 
 # --- animations and 3D ------------------------------------------------------------------------------------------

@@ -2,12 +2,15 @@
 
 Nothing is fetched and no model runs: the prompt is read for a palette ("retro" → cream, orange, mustard and
 teal; "midnight" / "blue" → navy and ice; "neon", "sunset", "forest", "pastel", "minimal"), a warmth shift
-("warmer", "a bit warmer", "cooler"), a brightness shift, a layout (poster, landscape, pattern), a motif and
-a typography, and the title is taken from the prompt (a quoted phrase, else its content words) — then the
-image is drawn with Pillow. The same prompt and parameters give the same bytes (everything random is drawn
-from a generator seeded by them), so a version can be reproduced and a test can compare two renderings.
+("warmer", "a bit warmer", "cooler"), a brightness shift, a layout (poster, landscape, pattern, logo), a
+motif and a typography, and the title is the request's subject (`lomote.subjects`: a quoted phrase, else what
+the work is about, without counts, verbs, politeness or style words) — then the image is drawn with Pillow,
+its text set in Montserrat (every Latin letter French, German, Spanish and Portuguese write). The same prompt
+and parameters give the same bytes (everything random is drawn from a generator seeded by them), so a version
+can be reproduced and a test can compare two renderings.
 
-- images: PNG (a 768×1024 poster by default);
+- images: PNG (a 768×1024 poster by default; a logo request — logo, logotype, emblème, Signet, logotipo… —
+  gives a 768×768 logo: a geometric mark chosen by the seed above a wordmark of the subject);
 - video: an animated WebP (a looping sunburst / rising sun, 12 frames by default);
 - 3d: a glTF 2.0 JSON asset with its buffer embedded as base64 (a cube, prism or pyramid coloured from the
   palette, flat-shaded with vertex colours).
@@ -30,9 +33,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from fontpkg_montserrat import ROOT as MONTSERRAT_ROOT
 from PIL import Image, ImageDraw, ImageFont, features
 
 from lomote.exceptions import InvalidInput
+from lomote.subject_words import KIND_GROUPS
+from lomote.subjects import request_subject
 from workspace.generation.base import Output, ReportFn, WorkerProvider
 from workspace.selectors import artifact_version_get
 
@@ -53,16 +59,21 @@ PALETTES: dict[str, tuple[RGB, ...]] = {
     "studio": ((250, 247, 242), (58, 80, 107), (238, 108, 77), (152, 193, 217), (224, 251, 252), (41, 50, 65)),
 }
 PALETTE_WORDS: dict[str, tuple[str, ...]] = {
-    "retro": ("retro", "rétro", "vintage", "70s", "60s", "seventies", "groovy", "old-school", "mid-century"),
-    "midnight": ("midnight", "night", "nuit", "blue", "bleu", "bleue", "navy", "ocean", "océan", "sea", "mer", "moon"),
-    "neon": ("neon", "néon", "cyber", "cyberpunk", "synthwave", "80s", "vaporwave", "electric"),
-    "sunset": ("sunset", "coucher", "dusk", "crépuscule", "twilight", "dawn", "aube"),
-    "forest": ("forest", "forêt", "green", "vert", "verte", "nature", "plant", "plante", "eco", "jungle", "garden"),
-    "pastel": ("pastel", "soft", "doux", "douce", "kawaii", "baby", "candy"),
-    "minimal": ("minimal", "minimalist", "minimaliste", "monochrome", "noir", "black", "swiss", "bauhaus"),
+    "retro": ("retro", "rétro", "retrô", "vintage", "70s", "60s", "seventies", "groovy", "old-school", "mid-century"),
+    "midnight": ("midnight", "night", "nuit", "blue", "bleu", "bleue", "navy", "ocean", "océan", "sea", "mer", "moon")
+    + ("nacht", "blau", "blaue", "meer", "mond", "noche", "azul", "mar", "luna", "noite", "lua", "oceano", "océano"),
+    "neon": ("neon", "néon", "neón", "cyber", "cyberpunk", "synthwave", "80s", "vaporwave", "electric"),
+    "sunset": ("sunset", "coucher", "dusk", "crépuscule", "twilight", "dawn", "aube", "sonnenuntergang", "atardecer")
+    + ("abendrot", "crepúsculo", "amanecer", "anoitecer", "entardecer", "amanhecer"),
+    "forest": ("forest", "forêt", "green", "vert", "verte", "nature", "plant", "plante", "eco", "jungle", "garden")
+    + ("wald", "grün", "grüne", "natur", "garten", "bosque", "verde", "naturaleza", "jardín", "floresta", "jardim"),
+    "pastel": ("pastel", "soft", "doux", "douce", "kawaii", "baby", "candy", "pastell", "suave"),
+    "minimal": ("minimal", "minimalist", "minimaliste", "monochrome", "noir", "black", "swiss", "bauhaus")
+    + ("minimalistisch", "minimalistische", "minimalistisches", "schlicht", "schwarz", "minimalista", "negro", "preto"),
 }
 LAYOUT_WORDS: dict[str, tuple[str, ...]] = {
-    "poster": ("poster", "posters", "affiche", "affiches", "flyer", "brand", "marque", "cover", "album", "logo"),
+    "poster": ("poster", "posters", "affiche", "affiches", "flyer", "brand", "marque", "cover", "album"),
+    "logo": tuple(sorted(KIND_GROUPS["logo"])),  # logo, logotype, emblème, Signet, logotipo… in five languages
     "landscape": ("landscape", "paysage", "mountain", "mountains", "montagne", "montagnes", "horizon", "valley"),
     "pattern": ("pattern", "motif", "texture", "geometric", "géométrique", "tiles", "wallpaper", "papier"),
 }
@@ -78,25 +89,17 @@ WARM_WORDS |= {"golden": 0.25, "doré": 0.25, "autumn": 0.25, "automne": 0.25}
 COOL_WORDS = {"cooler": 0.45, "cool": 0.3, "cold": 0.35, "froid": 0.35, "froide": 0.35, "icy": 0.4, "winter": 0.3}
 LESS_WORDS = ("bit", "slightly", "little", "peu", "légèrement", "touch")
 MORE_WORDS = ("much", "very", "way", "beaucoup", "très", "really", "lot")
-# Words that say how, not what: never part of a title taken from the prompt.
-FILLER = set(
-    "a an the of for with and or to in on at by from my our your me us make create generate draw render design "
-    "please some series set bit more less much very slightly little way image images picture pictures photo "
-    "illustration poster posters affiche affiches flyer style styled look looking like that this it its "
-    "warmer warm cooler cool colder colors colours color colour palette text title move moved put place "
-    "top bottom middle left right up down une un des les le la de du et pour avec en sur fais faire moi "
-    "plus peu texte titre haut bas chaud chaude froid cube prism pyramid animation video vidéo gif loop "
-    "3d model asset short second seconds brighter darker bright dark landscape paysage pattern texture "
-    "wallpaper geometric".split()
-)
 TEXT_POSITION_WORDS = {
-    "top": ("text at the top", "title at the top", "text on top", "title on top", "texte en haut", "titre en haut"),
-    "bottom": ("text at the bottom", "title at the bottom", "texte en bas", "titre en bas"),
-    "middle": ("text in the middle", "centered text", "text centered", "texte au centre", "titre au centre"),
+    "top": ("text at the top", "title at the top", "text on top", "title on top", "texte en haut", "titre en haut")
+    + ("text oben", "titel oben", "texto arriba", "título arriba", "texto no topo", "texto em cima", "título no topo"),
+    "bottom": ("text at the bottom", "title at the bottom", "texte en bas", "titre en bas", "text unten", "titel unten")
+    + ("texto abajo", "título abajo", "texto embaixo", "texto em baixo", "título embaixo"),
+    "middle": ("text in the middle", "centered text", "text centered", "texte au centre", "titre au centre")
+    + ("text in der mitte", "texto en el centro", "texto no centro", "texto centrado"),
 }
 MOVE_TEXT = ("move the text", "move the title", "text moved", "déplace le texte", "bouge le texte", "déplacer le texte")
 
-DEFAULT_SIZES = {"poster": (768, 1024), "landscape": (1024, 640), "pattern": (768, 768)}
+DEFAULT_SIZES = {"poster": (768, 1024), "landscape": (1024, 640), "pattern": (768, 768), "logo": (768, 768)}
 MIN_SIDE, MAX_SIDE = 64, 2048
 MAX_FRAMES = 48
 MAX_TITLE = 28
@@ -127,7 +130,9 @@ class Style:
 
 
 def _words(prompt: str) -> list[str]:
-    return re.findall(r"[\w'’-]+", prompt.lower())
+    # "l'affiche" is "affiche"; "brand mark" is one word
+    prompt = re.sub(r"\b(brand|word|logo)[\s-]+mark", r"\1mark", prompt.lower())
+    return re.findall(r"[\w-]+", prompt)
 
 
 def _first_match(words: list[str], table: dict[str, tuple[str, ...]], default: str) -> str:
@@ -155,14 +160,9 @@ def _warmth(words: list[str]) -> float:
     return max(-1.0, min(1.0, warmth))
 
 
-def _title(prompt: str, words: list[str]) -> str:
-    quoted = re.search(r"[\"“«']([^\"”»']{2,60})[\"”»']", prompt)
-    if quoted:
-        text = quoted.group(1).strip()
-    else:
-        content = [w for w in words if w not in FILLER and not w.isdigit()]
-        text = " ".join(content[:3]) or "Lomote"
-    return text[:MAX_TITLE].strip()
+def _title(prompt: str) -> str:
+    """What the work is about: a quoted phrase as written, else the request's subject, cut at a word."""
+    return request_subject(prompt, max_chars=MAX_TITLE) or "Lomote"
 
 
 def _text_position(prompt: str, layout: str) -> str:
@@ -170,7 +170,7 @@ def _text_position(prompt: str, layout: str) -> str:
     for position, phrases in TEXT_POSITION_WORDS.items():
         if any(phrase in lowered for phrase in phrases):
             return position
-    default = "bottom" if layout == "poster" else "top"
+    default = "bottom" if layout in ("poster", "logo") else "top"
     if any(phrase in lowered for phrase in MOVE_TEXT):
         return "top" if default == "bottom" else "bottom"
     return default
@@ -227,7 +227,7 @@ def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
         "forest": "hills",
         "pastel": "circles",
     }.get(palette_name, "sunburst")
-    title = str(params.get("title") or _title(prompt, words))
+    title = str(params.get("title") or _title(prompt))
     # Seeded by the composition (what is made — the request's first sentence, e.g. "Poster 2 of 3 — retro
     # brand poster" — its palette and layout), not by every word: "a bit warmer, move the text" re-renders the
     # same poster warmer with its text moved, while the posters of a series still differ from each other.
@@ -244,12 +244,12 @@ def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
         palette=palette,
         warmth=warmth,
         layout=layout,
-        motif=motif,
+        motif=mark_for(seed) if layout == "logo" else motif,
         typography=typography,
         title=title,
         subtitle=str(subtitle),
         text_position=str(params.get("text_position") or _text_position(prompt, layout)),
-        show_text=layout == "poster" or bool(params.get("title")) or bool(re.search(r"[\"“«]", prompt)),
+        show_text=layout in ("poster", "logo") or bool(params.get("title")) or bool(re.search(r"[\"“«]", prompt)),
         shape=str(params.get("shape") or _first_match(words, SHAPE_WORDS, "cube")),
         seed=seed,
     )
@@ -260,10 +260,22 @@ def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
 SUPERSAMPLE = 2  # shapes are drawn at twice the size and scaled down: anti-aliased edges
 
 
+# Montserrat (SIL OFL 1.1, installed by pip with fontpkg-montserrat): full Latin Extended, so every letter of
+# French, German, Spanish and Portuguese has a glyph; one variable file with a weight axis (100–900).
+FONT_FILE = MONTSERRAT_ROOT / "files" / "Montserrat[wght].ttf"
+WEIGHTS = {"bold": 800, "regular": 600, "light": 300, "subtitle": 500}
+
+
+def font(size: int, weight: str = "regular") -> ImageFont.FreeTypeFont:
+    """The typeface of titles and wordmarks at `size` px, in a weight named in WEIGHTS."""
+    return _font(max(1, size), WEIGHTS[weight])
+
+
 @cache
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    # Pillow's embedded scalable font (no system font needed); weight comes from the stroke.
-    return ImageFont.load_default(size=size)
+def _font(size: int, weight: int) -> ImageFont.FreeTypeFont:
+    face = ImageFont.truetype(str(FONT_FILE), size)
+    face.set_variation_by_axes([weight])
+    return face
 
 
 def _gradient(size: tuple[int, int], top: RGB, bottom: RGB) -> Image.Image:
@@ -316,11 +328,17 @@ def _draw_poster(img: Image.Image, style: Style, rng: random.Random, frame: floa
     draw = ImageDraw.Draw(img)
     sun_y = h * (0.62 if style.text_position == "top" else 0.42)
     if style.motif == "sunburst":
-        _sunburst(draw, (w / 2, sun_y), max(w, h) * 1.2, [_mix(bg, accent, 0.35), bg], turn=frame * 2 * math.pi / 12)
+        # 12 frames turn the rays by one period of their two colours: a seamless loop
+        turn = frame * 2 * math.pi / 144
+        _sunburst(draw, (w / 2, sun_y), max(w, h) * 1.2, [_mix(bg, accent, 0.35), bg], turn=turn)
         _striped_sun(draw, (w / 2, sun_y), w * 0.3, primary, bg)
-        band = h * 0.045
+        band = h * 0.032
+        # the stripes sit on the title's band when it is at the bottom, else at the sun's foot
+        first = sun_y + w * 0.3
+        if style.text_position == "bottom":
+            first = _title_box(style, w, h).band[0] - 4 * band
         for i, color in enumerate((secondary, primary, accent, light)):
-            y = h * 0.74 + i * band
+            y = first + i * band
             draw.rectangle([0, y, w, y + band * 0.8], fill=color)
     elif style.motif == "synthwave":
         img.paste(_gradient((w, h), bg, style.palette[4]), (0, 0))
@@ -359,6 +377,10 @@ def _draw_poster(img: Image.Image, style: Style, rng: random.Random, frame: floa
             r = rng.uniform(0.05, 0.2) * w
             x, y = rng.uniform(0, w), rng.uniform(0, h * 0.75)
             draw.ellipse([x - r, y - r, x + r, y + r], fill=rng.choice(style.palette[1:5]))
+    _frame(draw, w, h, ink)
+
+
+def _frame(draw: ImageDraw.ImageDraw, w: int, h: int, ink: RGB) -> None:
     margin = w * 0.035
     draw.rectangle([margin, margin, w - margin, h - margin], outline=ink, width=max(2, w // 120))
 
@@ -396,48 +418,61 @@ def _draw_pattern(img: Image.Image, style: Style, rng: random.Random, frame: flo
 
 
 def _tracking(size: int, typography: str) -> float:
-    return size * (0.35 if typography == "light" else 0.04)
+    return size * (0.3 if typography == "light" else 0.03)
 
 
-def _line_width(text: str, size: int, tracking: float) -> float:
-    font = _font(size)
-    return sum(font.getlength(ch) for ch in text) + tracking * max(0, len(text) - 1)
+def _line_width(text: str, size: int, tracking: float, weight: str) -> float:
+    face = font(size, weight)
+    return sum(face.getlength(ch) for ch in text) + tracking * max(0, len(text) - 1)
 
 
-def _fit_lines(text: str, width: float, size: int, tracking: float) -> list[str]:
-    lines: list[str] = []
-    for word in text.split():
-        candidate = f"{lines[-1]} {word}" if lines else word
-        if lines and _line_width(candidate, size, tracking) <= width:
-            lines[-1] = candidate
-        else:
-            lines.append(word)
-    return lines[:2]
+def _fit_lines(text: str, width: float, size: int, tracking: float, weight: str) -> list[str]:
+    """One line when it fits, else the two lines of the most even split ("LIBRERÍA / EL BÚHO")."""
+    words = text.split()
+    one = " ".join(words)
+    if len(words) < 2 or _line_width(one, size, tracking, weight) <= width:
+        return [one] if words else []
+    splits = ([" ".join(words[:i]), " ".join(words[i:])] for i in range(1, len(words)))
+    return min(splits, key=lambda lines: max(_line_width(line, size, tracking, weight) for line in lines))
 
 
-def _draw_line(draw, xy, text: str, size: int, tracking: float, **kwargs) -> None:
+def _fitted(text: str, width: float, size: int, typography: str) -> tuple[int, list[str]]:
+    """The largest size from `size` down at which all of `text` fits `width` in two lines, and those lines."""
+    while True:
+        lines = _fit_lines(text, width, size, _tracking(size, typography), typography)
+        fits = all(_line_width(line, size, _tracking(size, typography), typography) <= width for line in lines)
+        if fits or size <= 12:
+            return size, lines
+        size = int(size * 0.9)
+
+
+def _draw_line(draw, xy, text: str, size: int, tracking: float, weight: str, **kwargs) -> None:
     """Letter by letter, so the tracking (letter spacing) is part of the typography."""
     x, y = xy
-    font = _font(size)
+    face = font(size, weight)
     for ch in text:
-        draw.text((x, y), ch, font=font, **kwargs)
-        x += font.getlength(ch) + tracking
+        draw.text((x, y), ch, font=face, **kwargs)
+        x += face.getlength(ch) + tracking
 
 
-def _draw_text(img: Image.Image, style: Style) -> None:
-    w, h = img.size
-    draw = ImageDraw.Draw(img)
-    text = style.title.upper() if style.typography != "light" else style.title.title()
-    box_width = w * 0.84
-    size = int(h * {"bold": 0.11, "regular": 0.08, "light": 0.055}[style.typography])
-    while size > 12:
-        lines = _fit_lines(text, box_width, size, _tracking(size, style.typography))
-        if all(_line_width(line, size, _tracking(size, style.typography)) <= box_width for line in lines):
-            break
-        size = int(size * 0.9)
-    tracking = _tracking(size, style.typography)
-    lines = _fit_lines(text, box_width, size, tracking)
-    line_height = size * 1.1
+def _display(style: Style) -> str:
+    return style.title.upper() if style.typography != "light" else style.title.title()
+
+
+@dataclass(frozen=True)
+class _TitleBox:
+    size: int
+    lines: list[str]
+    y: float  # where the first line starts
+    band: tuple[float, float]  # the ground-coloured band behind the title, top and bottom
+
+
+def _title_box(style: Style, w: int, h: int) -> _TitleBox:
+    """Where a poster's title goes: the motif is laid out around it (the retro stripes end where it starts)."""
+    weight = style.typography
+    start = int(h * {"bold": 0.11, "regular": 0.08, "light": 0.055}[weight])
+    size, lines = _fitted(_display(style), w * 0.84, start, weight)
+    line_height = size * 1.2  # room for the accents of capitals (É, Ü, Ñ, Ã)
     block = line_height * len(lines) + (size * 0.6 if style.subtitle else 0)
     if style.text_position == "top":
         y = h * 0.09
@@ -445,34 +480,172 @@ def _draw_text(img: Image.Image, style: Style) -> None:
         y = (h - block) / 2
     else:
         y = h * 0.93 - block
-    stroke = {"bold": max(1, size // 16), "regular": max(1, size // 40), "light": 0}[style.typography]
+    pad = size * 0.35
+    top, bottom = y - pad, y + block + pad * 0.6
+    if style.text_position != "middle":  # a footer or a header band, out to the edge
+        top, bottom = (top, h) if style.text_position == "bottom" else (0, bottom)
+    return _TitleBox(size=size, lines=lines, y=y, band=(top, bottom))
+
+
+def _draw_text(img: Image.Image, style: Style) -> None:
+    w, h = img.size
+    draw = ImageDraw.Draw(img)
+    weight = style.typography
+    box = _title_box(style, w, h)
+    size, lines, y = box.size, box.lines, box.y
+    tracking = _tracking(size, weight)
+    line_height = size * 1.2
     ink = style.ink
     shadow = style.palette[2] if style.palette[2] != ink else style.palette[1]
+    # The title sits on a band of the ground colour: legible whatever the motif draws behind it.
+    draw.rectangle([0, box.band[0], w, box.band[1]], fill=style.background)
+    if style.layout == "poster":
+        _frame(draw, w, h, ink)
     for line in lines:
-        x = (w - _line_width(line, size, tracking)) / 2
-        if style.typography == "bold":
+        x = (w - _line_width(line, size, tracking, weight)) / 2
+        if weight == "bold":
             offset = max(2, size // 14)  # a hard drop shadow: the retro print look
-            _draw_line(
-                draw,
-                (x + offset, y + offset),
-                line,
-                size,
-                tracking,
-                fill=shadow,
-                stroke_width=stroke,
-                stroke_fill=shadow,
-            )
-        _draw_line(draw, (x, y), line, size, tracking, fill=ink, stroke_width=stroke, stroke_fill=ink)
+            _draw_line(draw, (x + offset, y + offset), line, size, tracking, weight, fill=shadow)
+        _draw_line(draw, (x, y), line, size, tracking, weight, fill=ink)
         y += line_height
     if style.subtitle:
         small = max(10, int(size * 0.32))
         sub = style.subtitle.upper()
         sub_tracking = small * 0.5
-        x = (w - _line_width(sub, small, sub_tracking)) / 2
-        _draw_line(draw, (x, y + size * 0.1), sub, small, sub_tracking, fill=ink)
+        x = (w - _line_width(sub, small, sub_tracking, "subtitle")) / 2
+        _draw_line(draw, (x, y + size * 0.1), sub, small, sub_tracking, "subtitle", fill=ink)
 
 
-LAYOUTS = {"poster": _draw_poster, "landscape": _draw_landscape, "pattern": _draw_pattern}
+# --- logos: a mark (a geometric emblem chosen by the seed) above or below a wordmark (the subject) -------------
+
+MARK_SHAPES = ("circle", "hexagon", "rounded", "diamond")
+MARK_FILLS = ("monogram", "sunrise", "rings", "facets")
+_SMALL_WORDS = frozenset(
+    "a an the of and de du des la le les l d di da do das dos del el y e et und der die das von".split()
+)
+
+
+def mark_for(seed: int) -> str:
+    """The mark a logo's seed draws, e.g. "hexagon-monogram": the same logo keeps it through revisions."""
+    rng = random.Random(seed)  # noqa: S311 - art, not crypto
+    return f"{rng.choice(MARK_SHAPES)}-{rng.choice(MARK_FILLS)}"
+
+
+def _initials(title: str) -> str:
+    words = [w for w in re.findall(r"[^\W_]+", title) if w.lower() not in _SMALL_WORDS] or [title or "L"]
+    return "".join(w[0] for w in words[:2]).upper()
+
+
+def _shape_points(shape: str, center: tuple[float, float], r: float) -> list[tuple[float, float]]:
+    cx, cy = center
+    corners = {"hexagon": 6, "diamond": 4}[shape]
+    turn = -math.pi / 2
+    return [
+        (cx + r * math.cos(turn + 2 * math.pi * i / corners), cy + r * math.sin(turn + 2 * math.pi * i / corners))
+        for i in range(corners)
+    ]
+
+
+def _draw_shape(draw: ImageDraw.ImageDraw, shape: str, center: tuple[float, float], r: float, fill) -> None:
+    cx, cy = center
+    box = [cx - r, cy - r, cx + r, cy + r]
+    if shape == "circle":
+        draw.ellipse(box, fill=fill)
+    elif shape == "rounded":
+        inset = r * 0.12  # the corners of a square reach further out than a circle's edge
+        draw.rounded_rectangle(
+            [b + (inset if i < 2 else -inset) for i, b in enumerate(box)], radius=r * 0.28, fill=fill
+        )
+    else:
+        draw.polygon(_shape_points(shape, center, r), fill=fill)
+
+
+def _draw_mark(img: Image.Image, style: Style, center: tuple[float, float], r: float, frame: float) -> None:
+    bg, primary, secondary, accent, light, ink = style.palette
+    shape, fill = style.motif.split("-", 1)
+    cx, cy = center
+    draw = ImageDraw.Draw(img)
+    # a ring around the mark, open where the seed says, turning with the frames of an animation
+    start = (style.seed % 360) + frame * 30
+    ring = r * 1.16
+    draw.arc(
+        [cx - ring, cy - ring, cx + ring, cy + ring],
+        start + 40,
+        start + 360,
+        fill=accent,
+        width=max(2, round(r * 0.05)),
+    )
+    # the emblem: drawn on its own layer, kept inside the shape
+    layer = Image.new("RGB", img.size, primary)
+    paint = ImageDraw.Draw(layer)
+    if fill == "monogram":
+        letters = _initials(style.title)
+        face = font(round(r * (1.05 if len(letters) == 1 else 0.78)), "bold")
+        paint.text((cx, cy), letters, font=face, fill=bg, anchor="mm")
+    elif fill == "sunrise":
+        sun = r * 0.62
+        horizon = cy + r * 0.28
+        paint.pieslice([cx - sun, horizon - sun, cx + sun, horizon + sun], 180, 360, fill=accent)
+        for i in range(4):
+            y = horizon - sun * (0.18 + 0.2 * i)
+            paint.rectangle([cx - sun, y, cx + sun, y + sun * 0.05 * (4 - i)], fill=primary)
+        paint.rectangle([cx - r, horizon, cx + r, cy + r], fill=secondary)
+    elif fill == "rings":
+        for i, color in enumerate((light, secondary, accent, bg)):
+            rr = r * (0.78 - 0.18 * i)
+            dx = r * 0.12 * math.cos(frame / 12 * 2 * math.pi)
+            paint.ellipse([cx - rr + dx, cy - rr, cx + rr + dx, cy + rr], fill=color)
+    else:  # facets: the shape cut into triangles from its centre
+        count = 6 if shape in ("hexagon", "circle") else 4
+        points = _shape_points("hexagon" if count == 6 else "diamond", center, r * 2)  # past the shape's corners
+        for i in range(count):
+            color = (secondary, accent, light)[i % 3]
+            paint.polygon([center, points[i], points[(i + 1) % count]], fill=color)
+        inner = r * 0.32
+        paint.ellipse([cx - inner, cy - inner, cx + inner, cy + inner], fill=primary)
+    mask = Image.new("L", img.size, 0)
+    _draw_shape(ImageDraw.Draw(mask), shape, center, r, 255)
+    img.paste(layer, (0, 0), mask)
+
+
+def _mark_place(style: Style, w: int, h: int) -> tuple[tuple[float, float], float]:
+    """The mark's centre and radius: in the upper part, or the lower one when the wordmark goes on top."""
+    return (w / 2, h * (0.6 if style.text_position == "top" else 0.38)), min(w, h) * 0.21
+
+
+def _draw_logo(img: Image.Image, style: Style, rng: random.Random, frame: float) -> None:
+    center, r = _mark_place(style, *img.size)
+    _draw_mark(img, style, center, r, frame)
+
+
+def _draw_wordmark(img: Image.Image, style: Style) -> None:
+    w, h = img.size
+    side = min(w, h)
+    draw = ImageDraw.Draw(img)
+    weight = style.typography
+    start = int(side * {"bold": 0.1, "regular": 0.085, "light": 0.07}[weight])
+    size, lines = _fitted(_display(style), w * 0.84, start, weight)
+    tracking = _tracking(size, weight)
+    line_height = size * 1.2
+    block = line_height * len(lines) + size * 0.5 + (size * 0.5 if style.subtitle else 0)
+    (_, cy), r = _mark_place(style, w, h)
+    y = cy - r * 1.3 - block if style.text_position == "top" else cy + r * 1.3  # clear of the mark's ring
+    for line in lines:
+        x = (w - _line_width(line, size, tracking, weight)) / 2
+        _draw_line(draw, (x, y), line, size, tracking, weight, fill=style.ink)
+        y += line_height
+    rule = side * 0.06
+    y += size * 0.2
+    draw.rectangle([w / 2 - rule, y, w / 2 + rule, y + max(2, size * 0.06)], fill=style.palette[3])
+    if style.subtitle:
+        small = max(10, int(size * 0.34))
+        sub = style.subtitle.upper()
+        sub_tracking = small * 0.5
+        x = (w - _line_width(sub, small, sub_tracking, "subtitle")) / 2
+        _draw_line(draw, (x, y + size * 0.25), sub, small, sub_tracking, "subtitle", fill=style.ink)
+
+
+LAYOUTS = {"poster": _draw_poster, "landscape": _draw_landscape, "pattern": _draw_pattern, "logo": _draw_logo}
 
 
 def render_frame(style: Style, size: tuple[int, int], frame: float = 0.0, progress: Progress | None = None):
@@ -484,13 +657,16 @@ def render_frame(style: Style, size: tuple[int, int], frame: float = 0.0, progre
         progress(40)
     LAYOUTS.get(style.layout, _draw_poster)(img, style, rng, frame)
     if style.show_text and style.title:
-        _draw_text(img, style)
+        (_draw_wordmark if style.layout == "logo" else _draw_text)(img, style)
     if progress:
         progress(80)
     return img.resize(size, Image.Resampling.LANCZOS)
 
 
-def _size(params: dict[str, Any], default: tuple[int, int]) -> tuple[int, int]:
+def _size(params: dict[str, Any], default: tuple[int, int], *, square: bool = False) -> tuple[int, int]:
+    if square and ("width" in params) != ("height" in params):  # one side given: a logo stays square
+        side = int(params.get("width", params.get("height", default[0])))
+        return side, side
     return int(params.get("width", default[0])), int(params.get("height", default[1]))
 
 
@@ -499,7 +675,7 @@ def render_image(prompt: str, params: dict[str, Any] | None = None, progress: Pr
     style = style_for(prompt, params)
     if progress:
         progress(10)
-    size = _size(params, DEFAULT_SIZES.get(style.layout, DEFAULT_SIZES["poster"]))
+    size = _size(params, DEFAULT_SIZES.get(style.layout, DEFAULT_SIZES["poster"]), square=style.layout == "logo")
     img = render_frame(style, size, progress=progress)
     buffer = io.BytesIO()
     img.save(buffer, format="PNG", optimize=False)
@@ -594,7 +770,7 @@ def _meta(style: Style, size: tuple[int, int], *, renderer: str) -> dict[str, An
         "title": style.title,
         "text_position": style.text_position,
         "seed": style.seed,
-    }
+    } | ({"mark": style.motif} if style.layout == "logo" else {})
 
 
 # --- 3D -------------------------------------------------------------------------------------------------------
