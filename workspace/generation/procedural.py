@@ -456,7 +456,8 @@ def _draw_line(draw, xy, text: str, size: int, tracking: float, weight: str, **k
 
 
 def _display(style: Style) -> str:
-    return style.title.upper() if style.typography != "light" else style.title.title()
+    # Light type keeps the words' own casing (str.title() would write "D'Été", "Tom'S").
+    return style.title.upper() if style.typography != "light" else style.title[:1].upper() + style.title[1:]
 
 
 @dataclass(frozen=True)
