@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from agents import selectors, serializers
 from agents.models import CardStatus, TaskKind, TaskStatus
 from agents.services import cards as card_services
+from agents.services import flow_runs as flow_run_services
 from agents.services import inbox as inbox_services
 from agents.services import main as main_services
 from agents.services import task_settings as settings_services
@@ -19,6 +20,7 @@ from lomote.pagination import CursorlessPagination
 from lomote.serializers import error_responses, validated
 from workspace.apis import WorkspaceApi
 from workspace.models import Role
+from workspace.serializers import FlowRunIn
 
 
 class TaskLogPagination(CursorlessPagination):
@@ -344,3 +346,72 @@ class MainMessageListCreateApi(WorkspaceApi):
         )
         message = main_services.main_message_get(access=access, message_id=message.pk)
         return Response(serializers.MainMessageOut(message).data, status=status.HTTP_201_CREATED)
+
+
+def _flow_run_body(request: flow_run_services.FlowRunRequest) -> dict:
+    run = request.run
+    run.refresh_from_db()
+    card = serializers.CardOut(request.card).data if request.card is not None else None
+    return {**serializers.FlowRunOut(run).data, "cost": request.amount, "card": card}
+
+
+class FlowRunCreateApi(WorkspaceApi):
+    serializer_class = serializers.FlowRunRequestOut
+
+    @extend_schema(
+        operation_id="flow_runs_create",
+        description="Run the Flow's current version; its nodes run as background jobs. Its paid nodes are priced "
+        "first: within the spend policy (and for a person) they are held and the run starts (201); above a limit, "
+        "or through an API key, the run waits on a quote card for a person's approval (202), nothing held and no "
+        "job submitted; without the funds, 402 and no run. Send `Idempotency-Key` to make a retry of the request "
+        "return the same run (200) instead of starting another.",
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False, description="1–200 chars."
+            )
+        ],
+        request=FlowRunIn,
+        responses={
+            200: serializers.FlowRunRequestOut,
+            201: serializers.FlowRunRequestOut,
+            202: serializers.FlowRunRequestOut,
+            **error_responses(400, 402, 403, 404, 409),
+        },
+    )
+    def post(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(FlowRunIn, request.data)
+        started = flow_run_services.flow_run_request(
+            workspace_id=access.workspace.pk,
+            artifact_id=artifact_id,
+            inputs=data["inputs"],
+            started_by=access.user,
+            api_request=access.api_key is not None,
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        code = status.HTTP_200_OK
+        if started.created:
+            code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
+        return Response(_flow_run_body(started), status=code)
+
+
+class FlowNodeRetryApi(WorkspaceApi):
+    serializer_class = serializers.FlowRunRequestOut
+
+    @extend_schema(
+        operation_id="flow_nodes_retry",
+        description="Retry a failed node, and the nodes skipped because of it, as a new attempt: nothing that "
+        "succeeded runs again. Paid nodes are priced and authorised like a new run (201 running, 202 waiting on a "
+        "quote card); the failed attempt's hold was released, so nothing is charged twice.",
+        request=None,
+        responses={
+            201: serializers.FlowRunRequestOut,
+            202: serializers.FlowRunRequestOut,
+            **error_responses(402, 403, 404, 409),
+        },
+    )
+    def post(self, request, workspace_id, run_id, node_id):
+        access = self.access().require(Role.EDITOR)
+        started = flow_run_services.flow_node_retry_request(access=access, run_id=run_id, node_id=node_id)
+        code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
+        return Response(_flow_run_body(started), status=code)

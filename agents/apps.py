@@ -9,6 +9,7 @@ class AgentsConfig(AppConfig):
 
         from agents import flow_hooks, subscribers
         from agents.models import Task
+        from agents.services import flow_runs
         from agents.services.task_index import on_task_saved
         from agents.tools import generation  # noqa: F401 - registers the generation tools
         from lomote import domain_events
@@ -19,3 +20,5 @@ class AgentsConfig(AppConfig):
         post_save.connect(on_task_saved, sender=Task, dispatch_uid="agents.task_index")
         # Flow nodes that call a model (workspace cannot import agents: it exposes a hook).
         flow_hooks.install()
+        # Quote cards whose approval starts a Flow run rather than granting a task budget.
+        flow_runs.register()

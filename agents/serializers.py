@@ -19,6 +19,7 @@ from agents.models import (
 )
 from agents.services.cards import PUBLIC_ACTIONS, card_actions
 from lomote.serializers import StrictSerializer
+from workspace.serializers import FlowRunOut
 
 # Long enough for a detailed brief or message; the body limit (LOMOTE_MAX_JSON_BODY) still applies on top.
 MAX_TEXT = 20_000
@@ -435,3 +436,10 @@ class MainMessageOut(serializers.ModelSerializer):
 
     def get_delivered(self, message) -> bool:
         return message.inbox_message_id is not None
+
+
+class FlowRunRequestOut(FlowRunOut):
+    """A run as its request left it: running with its paid nodes held, or waiting on a quote card."""
+
+    cost = serializers.IntegerField(help_text="Credits its paid nodes cost (held, or quoted on the card).")
+    card = CardOut(allow_null=True, help_text="The quote card the run waits on, while it needs an approval.")

@@ -23,4 +23,14 @@ urlpatterns = [
     path("workspaces/<id:workspace_id>/cards/", apis.CardListApi.as_view(), name="card-list"),
     path(CARD, apis.CardDetailApi.as_view(), name="card-detail"),
     path(CARD + "actions/", apis.CardActionApi.as_view(), name="card-actions"),
+    path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/flow/runs/",
+        apis.FlowRunCreateApi.as_view(),
+        name="artifact-flow-runs",
+    ),
+    path(
+        "workspaces/<id:workspace_id>/flow-runs/<id:run_id>/nodes/<slug:node_id>/retry/",
+        apis.FlowNodeRetryApi.as_view(),
+        name="flow-node-retry",
+    ),
 ]

@@ -1,5 +1,6 @@
 """Reactions to other apps' domain events (lomote.domain_events), registered in BillingConfig.ready()."""
 
+from billing.models import OrderStatus
 from billing.selectors import order_find
 from billing.services.orders import order_capture, order_release
 
@@ -20,3 +21,17 @@ def on_job_settled(*, workspace_id: int, idempotency_key: str | None, status: st
         order_capture(workspace_id=workspace_id, idempotency_key=idempotency_key)
     else:
         order_release(workspace_id=workspace_id, idempotency_key=idempotency_key, reason=f"job {status}")
+
+
+def on_flow_node_closed(*, workspace_id: int, idempotency_key: str, **_) -> None:
+    """A paid Flow node ended without submitting its job (skipped, or failed first): release what was held for
+    it. Runs in the runner's transaction; an order already settled, or none, changes nothing."""
+    order = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    if order is not None and order.status == OrderStatus.HELD:
+        order_release(workspace_id=workspace_id, idempotency_key=idempotency_key, reason="node ended without a job")
+
+
+def money_held_for(workspace_id: int, idempotency_key: str) -> bool:
+    """The spend check a paid Flow node makes before it submits: an order holds (or captured) money for it."""
+    order = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    return order is not None and order.status in (OrderStatus.HELD, OrderStatus.CAPTURED)

@@ -16,7 +16,6 @@ from lomote.exceptions import PermissionDenied
 from lomote.serializers import error_responses, validated
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
-from workspace.flows.runner import flow_run_start
 from workspace.models import ArtifactVersion, JobStatus, Role
 from workspace.services import workspaces as services
 from workspace.services.artifacts import artifact_create
@@ -405,24 +404,6 @@ class FlowEditsApi(WorkspaceApi):
             "changed_since_base": edit.changed_since_base,
         }
         return Response(body)
-
-
-class FlowRunCreateApi(WorkspaceApi):
-    serializer_class = serializers.FlowRunOut
-
-    @extend_schema(
-        operation_id="flow_runs_create",
-        description="Run the Flow's current version; its nodes run as background jobs.",
-        request=serializers.FlowRunIn,
-        responses={201: serializers.FlowRunOut, **error_responses(400, 403, 404)},
-    )
-    def post(self, request, workspace_id, artifact_id):
-        access = self.access().require(Role.EDITOR)
-        data = validated(serializers.FlowRunIn, request.data)
-        run = flow_run_start(
-            workspace_id=access.workspace.pk, artifact_id=artifact_id, inputs=data["inputs"], started_by=access.user
-        )
-        return Response(serializers.FlowRunOut(run).data, status=status.HTTP_201_CREATED)
 
 
 class FlowRunDetailApi(WorkspaceApi):

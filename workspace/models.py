@@ -382,9 +382,12 @@ class ChangeNotice(models.Model):
 
 
 class FlowRunStatus(models.TextChoices):
+    # Created and priced, no node enqueued: waits for its paid nodes to be authorised and held.
+    AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
 
 
 class NodeStatus(models.TextChoices):
@@ -407,18 +410,27 @@ class FlowRun(models.Model):
     flow_version = models.PositiveIntegerField()
     graph = models.JSONField(help_text="The Flow version's graph, as it was when the run started.")
     inputs = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=16, choices=FlowRunStatus.choices, default=FlowRunStatus.RUNNING)
+    status = models.CharField(max_length=20, choices=FlowRunStatus.choices, default=FlowRunStatus.RUNNING)
     outputs = models.JSONField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True)
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     started_by_task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    # The caller's key for the request that started the run: a repeat returns this run (workspace-scoped).
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
+                name="flow_run_unique_idempotency_key",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"flow run #{self.pk} of artifact {self.artifact_id} v{self.flow_version} ({self.status})"
@@ -437,6 +449,8 @@ class FlowNodeRun(models.Model):
     # {"<artifact id>": version} of every artifact version the output derives from (stale marking).
     consumed = models.JSONField(default=dict, blank=True)
     job_id = models.PositiveBigIntegerField(null=True, blank=True)
+    # Raised by a retry after a failure: a paid node's order and job are keyed by (run, node, attempt).
+    attempt = models.PositiveSmallIntegerField(default=1)
     error = models.JSONField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -449,3 +463,15 @@ class FlowNodeRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} node {self.node_id} ({self.status})"
+
+    @property
+    def job_key(self) -> str:
+        """The idempotency key of this attempt's generation job and of its order in billing."""
+        return flow_node_job_key(self.run_id, self.node_id, self.attempt)
+
+
+FLOW_JOB_KEY_PREFIX = "flow-run:"
+
+
+def flow_node_job_key(run_id: int, node_id: str, attempt: int) -> str:
+    return f"{FLOW_JOB_KEY_PREFIX}{run_id}:{node_id}:{attempt}"

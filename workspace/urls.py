@@ -51,11 +51,6 @@ urlpatterns = [
         name="artifact-flow-edits",
     ),
     path(
-        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/flow/runs/",
-        apis.FlowRunCreateApi.as_view(),
-        name="artifact-flow-runs",
-    ),
-    path(
         "workspaces/<id:workspace_id>/flow-runs/<id:run_id>/", apis.FlowRunDetailApi.as_view(), name="flow-run-detail"
     ),
     path("webhooks/generation/<slug:provider>/", views.generation_webhook, name="generation-webhook"),

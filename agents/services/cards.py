@@ -16,7 +16,7 @@ source of spending authority — and the task wakes through billing's approval r
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import transaction
 from django.db.models import Q
@@ -39,6 +39,7 @@ from agents.models import (
 from agents.services.inbox import message_post
 from agents.services.turns import task_status_data
 from agents.transitions import task_move
+from billing.models import Approval
 from billing.services.approvals import approval_grant
 from lomote.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
 from workspace.models import Role
@@ -70,9 +71,32 @@ QUOTE_OPTIONS = [
 MAX_TITLE = 300
 
 
+class QuoteHandler(Protocol):
+    """What approving or declining a quote card means when it is not a task's budget (e.g. a Flow run's)."""
+
+    actions: tuple[str, ...]
+
+    def approve(self, *, access: Access, card: Card) -> Approval: ...
+
+    def decline(self, *, access: Access, card: Card) -> None: ...
+
+
+# payload["source"] → its handler; registered explicitly by the services that open such cards (AgentsConfig).
+QUOTE_HANDLERS: dict[str, QuoteHandler] = {}
+
+
+def _handler(card: Card) -> QuoteHandler | None:
+    return QUOTE_HANDLERS.get(card.payload.get("source", "")) if card.kind == CardKind.QUOTE else None
+
+
+def _allowed(card: Card) -> tuple[str, ...]:
+    handler = _handler(card)
+    return handler.actions if handler is not None else ACTIONS.get(card.kind, ())
+
+
 def card_actions(card: Card) -> tuple[str, ...]:
     """The actions an open card accepts; none once it is resolved or cancelled."""
-    return ACTIONS.get(card.kind, ()) if card.status == CardStatus.OPEN else ()
+    return _allowed(card) if card.status == CardStatus.OPEN else ()
 
 
 def _card_data(card: Card) -> dict[str, Any]:
@@ -95,7 +119,7 @@ def _title(text: str) -> str:
 
 
 def _open(
-    task: Task,
+    task: Task | None,
     *,
     kind: str,
     title: str,
@@ -104,16 +128,19 @@ def _open(
     options: list[dict[str, str]] | None = None,
     turn: Turn | None = None,
     supersede: bool = True,
+    workspace_id: int | None = None,
 ) -> Card:
-    """Create an open card for the task (its row locked by the caller) and record the event.
+    """Create an open card for the task (its row locked by the caller), or for no task in `workspace_id`, and
+    record the event.
 
     Earlier open cards of the task from other turns are cancelled: their question was overtaken (the person
     wrote instead of answering, the model asked again), and answering them now would answer the wrong thing.
     """
-    if supersede:
+    if supersede and task is not None:
         cards_withdraw(task, reason="superseded", keep_turn=turn)
+    workspace_id = task.workspace_id if task is not None else workspace_id
     card = Card.objects.create(
-        workspace_id=task.workspace_id,
+        workspace_id=workspace_id,
         task=task,
         turn=turn,
         kind=kind,
@@ -122,8 +149,28 @@ def _open(
         options=options or [],
         payload=payload,
     )
-    event_append(workspace_id=task.workspace_id, kind="card.opened", data=_card_data(card))
+    event_append(workspace_id=workspace_id, kind="card.opened", data=_card_data(card))
     return card
+
+
+def card_open_quote(
+    *, workspace_id: int, task: Task | None, title: str, body: str, payload: dict[str, Any], turn: Turn | None = None
+) -> Card:
+    """A quote card for spending that a registered QuoteHandler settles (payload["source"] names it). The
+    task, if any, is locked by the caller; its earlier cards stay (this is not a new question to it)."""
+    handler = QUOTE_HANDLERS[payload["source"]]
+    options = [o for o in QUOTE_OPTIONS if o["id"] in handler.actions]
+    return _open(
+        task,
+        kind=CardKind.QUOTE,
+        title=title,
+        body=body,
+        options=options,
+        payload=payload,
+        turn=turn,
+        supersede=False,
+        workspace_id=workspace_id,
+    )
 
 
 def cards_withdraw(task: Task, *, reason: str, keep_turn: Turn | None = None) -> list[Card]:
@@ -354,7 +401,7 @@ def check_card_action(
     budget: int | None,
 ) -> None:
     """Validate and authorise an action on a locked card; raise the error the caller should see."""
-    allowed = ACTIONS.get(card.kind, ())
+    allowed = _allowed(card)
     if action not in allowed and not (action == ANSWER and card.kind in (CardKind.CONFIRM, CardKind.CHOICE)):
         raise InvalidInput(
             f"A {card.kind} card takes {', '.join(allowed)}; not {action!r}.",
@@ -419,10 +466,22 @@ def card_act(
         resolution.update(option=option, label=next(o.get("label") for o in card.options if o.get("id") == option))
     if text:
         resolution["text"] = text.strip()
-    if action == "approve":
+    handler = _handler(card)
+    if action == "approve" and handler is not None:
+        if budget is not None and budget != card.payload.get("amount"):
+            raise InvalidInput(
+                "This spending is approved at its quoted amount.",
+                code="invalid",
+                details={"amount": card.payload.get("amount"), "budget": budget},
+            )
+        approval = handler.approve(access=access, card=card)
+        resolution.update(approval=approval.pk, budget=approval.amount)
+    elif action == "approve":
         amount = budget if budget is not None else card.payload.get("amount")
         approval = approval_grant(access=access, task_id=task.pk if task else None, budget=amount)
         resolution.update(approval=approval.pk, budget=approval.amount)
+    if action == "decline" and handler is not None:
+        handler.decline(access=access, card=card)
     card.status, card.resolution = CardStatus.RESOLVED, resolution
     card.resolved_by, card.resolved_at = access.user, timezone.now()
     card.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])

@@ -9,12 +9,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from agents.services.flow_runs import flow_run_request
 from agents.tools.base import Tool, ToolContext, ToolResult
 from agents.tools.base_tools import MAX_DB_ID, MAX_VERSION, StrictArgs
 from agents.tools.documents import base_version_of, tool_error
+from agents.tools.generation import api_requested
 from agents.tools.registry import register
 from lomote.exceptions import DomainError
-from workspace.flows.runner import flow_run_start
 from workspace.models import Role
 from workspace.services.flows import flow_edit
 from workspace.services.notices import artifact_seen
@@ -112,6 +113,7 @@ class RunFlow(Tool):
     )
     idempotent = False
     required_role = Role.EDITOR
+    paid = True  # its generation nodes are priced and held through billing before any job
 
     class Args(StrictArgs):
         artifact_id: int = Field(ge=1, le=MAX_DB_ID)
@@ -119,16 +121,36 @@ class RunFlow(Tool):
 
     def run(self, ctx: ToolContext, args: Args) -> ToolResult:
         try:
-            run = flow_run_start(
+            # Keyed by the call id: a recovery re-run of this call finds its run instead of starting another.
+            started = flow_run_request(
                 workspace_id=ctx.workspace_id,
                 artifact_id=args.artifact_id,
                 inputs=args.inputs,
-                started_by_task_id=ctx.task_id,
+                task_id=ctx.task_id,
+                api_request=api_requested(ctx.task_id),
+                idempotency_key=ctx.call_id,
             )
         except DomainError as exc:
             raise tool_error(exc) from None
+        run = started.run
         nodes = {n.node_id: n.status for n in run.nodes.all()}
-        return ToolResult(
-            content={"run": run.pk, "flow_version": run.flow_version, "status": run.status, "nodes": nodes},
-            job_submitted=True,
-        )
+        content = {
+            "run": run.pk,
+            "flow_version": run.flow_version,
+            "status": run.status,
+            "nodes": nodes,
+            "cost": started.amount,
+        }
+        if started.card is None:
+            return ToolResult(content=content, job_submitted=True)
+        waiting = {
+            "type": "approval",
+            "card": started.card.pk,
+            "quote": started.card.payload["quote"],
+            "run": run.pk,
+            "operation": started.card.payload["operation"],
+            "amount": started.amount,
+            "reasons": started.card.payload["reasons"],
+        }
+        content["message"] = "A person must approve this run's spending first; it starts by itself once approved."
+        return ToolResult(content={**content, **waiting}, suspend=waiting)

@@ -42,7 +42,7 @@ class VideoArgs(GenerateArgs):
     )
 
 
-def _api_requested(task_id: int) -> bool:
+def api_requested(task_id: int) -> bool:
     """Work asked for through the open API (an API key's message): every paid step is confirmed one by one."""
     return InboxMessage.objects.filter(task_id=task_id, source="api_key").exists()
 
@@ -111,7 +111,7 @@ class _Generate(Tool):
                 target={"task": ctx.task_id, "prompt": args.prompt, "artifact": args.artifact_id},
                 amount=amount,
                 task_id=ctx.task_id,
-                api_request=_api_requested(ctx.task_id),
+                api_request=api_requested(ctx.task_id),
             )
             if args.checklist_position is not None:
                 ChecklistItem.objects.filter(

@@ -8,6 +8,7 @@ for one workspace's money therefore run one at a time, which is what makes the c
 under concurrency: the checks read state no one else can change until this transaction ends.
 """
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,11 +31,12 @@ from billing.models import (
     order_fingerprint,
 )
 from billing.selectors import order_find, quote_get, spend_policy_get, spent_today
-from billing.services.pricing import MAX_ORDER_AMOUNT, PRICES
+from billing.services.pricing import COMPOSITE, MAX_COMPOSITE_ITEMS, MAX_ORDER_AMOUNT, PRICES
 from billing.services.validation import check_credits, check_id, check_json_object, check_text
 from billing.services.wallets import do_ledger_append, do_wallet_lock
 from lomote.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
 from workspace.models import GenerationJob
+from workspace.selectors import flow_node_keys_to_submit
 from workspace.services.events import event_append
 
 MAX_TARGET_BYTES = 4 * 1024
@@ -158,6 +160,16 @@ def _event(order: Order, kind: str, wallet: Wallet, **extra: Any) -> None:
     )
 
 
+@dataclass(frozen=True)
+class OrderItem:
+    """One paid operation of a request: its idempotency key, what it buys, and its price."""
+
+    idempotency_key: str
+    operation: str
+    target: dict[str, Any]
+    amount: int
+
+
 @transaction.atomic
 def order_place(
     *,
@@ -179,82 +191,159 @@ def order_place(
     nothing. `quote_id` names the quote shown for this operation (its approval authorises the order);
     `api_request` marks operations requested through the open API, which always need a person's approval.
     """
-    idempotency_key = check_text(idempotency_key, field="idempotency_key", max_length=200)
-    if operation not in PRICES:
-        raise InvalidInput(
-            f"Unknown operation {operation!r}.", details={"fields": {"operation": [f"Unknown: {operation!r}."]}}
+    item = OrderItem(idempotency_key=idempotency_key, operation=operation, target=target, amount=amount)
+    (order,) = _place(
+        workspace_id=workspace_id,
+        operation=operation,
+        items=[item],
+        task_id=task_id,
+        quote_id=quote_id,
+        api_request=api_request,
+    )
+    return order
+
+
+@transaction.atomic
+def orders_place(
+    *,
+    workspace_id: int,
+    items: list[OrderItem],
+    task_id: int | None = None,
+    quote_id: int | None = None,
+    api_request: bool = False,
+) -> list[Order]:
+    """Hold several paid operations requested as one (a Flow run's paid nodes), all or nothing.
+
+    Authorised once for their total — by the approval of a `flow.run` quote, the task's budget, or the policy
+    (the total within the per-request threshold and the daily cap) — and covered by the wallet as a whole;
+    then one order and one hold per item, under its own key. A repeat with the same keys returns the
+    existing orders; keys already used for anything else are 409 `idempotency_key_reuse`.
+    """
+    if not 0 < len(items) <= MAX_COMPOSITE_ITEMS:
+        raise InvalidInput(f"A request holds 1 to {MAX_COMPOSITE_ITEMS} orders.")
+    return _place(
+        workspace_id=workspace_id,
+        operation=COMPOSITE,
+        items=items,
+        task_id=task_id,
+        quote_id=quote_id,
+        api_request=api_request,
+    )
+
+
+def _checked(item: OrderItem) -> tuple[OrderItem, str]:
+    if item.operation not in PRICES:
+        message = f"Unknown operation {item.operation!r}."
+        raise InvalidInput(message, details={"fields": {"operation": [message]}})
+    checked = OrderItem(
+        idempotency_key=check_text(item.idempotency_key, field="idempotency_key", max_length=200),
+        operation=item.operation,
+        target=check_json_object(item.target, field="target", max_bytes=MAX_TARGET_BYTES),
+        amount=check_credits(item.amount, field="amount", maximum=MAX_ORDER_AMOUNT),
+    )
+    return checked, order_fingerprint(operation=checked.operation, target=checked.target, amount=checked.amount)
+
+
+def _replayed(workspace_id: int, items: list[tuple[OrderItem, str]]) -> list[Order] | None:
+    """The orders a repeated request already placed, or None if it is new. A partial match is a conflict."""
+    keys = [item.idempotency_key for item, _ in items]
+    found = {key: order for key in keys if (order := order_find(workspace_id=workspace_id, idempotency_key=key))}
+    if not found:
+        return None
+    if len(found) != len(keys):
+        raise Conflict(
+            "Some of these idempotency keys were already used for a different request.",
+            code="idempotency_key_reuse",
+            details={"idempotency_keys": sorted(found)},
         )
-    target = check_json_object(target, field="target", max_bytes=MAX_TARGET_BYTES)
-    amount = check_credits(amount, field="amount", maximum=MAX_ORDER_AMOUNT)
+    return [_same_request(found[item.idempotency_key], fingerprint) for item, fingerprint in items]
+
+
+def _place(
+    *,
+    workspace_id: int,
+    operation: str,
+    items: list[OrderItem],
+    task_id: int | None,
+    quote_id: int | None,
+    api_request: bool,
+) -> list[Order]:
+    checked = [_checked(item) for item in items]
     task_id = check_id(task_id, field="task")
     quote_id = check_id(quote_id, field="quote")
-    fingerprint = order_fingerprint(operation=operation, target=target, amount=amount)
 
     # A replay (an old and a new worker submitting the same call) returns without taking any lock.
-    existing = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    existing = _replayed(workspace_id, checked)
     if existing is not None:
-        return _same_request(existing, fingerprint)
+        return existing
 
     wallet = do_wallet_lock(workspace_id)
     # Read again under the lock: a racer with the same key may have committed while this one waited.
-    existing = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    existing = _replayed(workspace_id, checked)
     if existing is not None:
-        return _same_request(existing, fingerprint)
+        return existing
 
+    total = sum(item.amount for item, _ in checked)
+    if total > MAX_ORDER_AMOUNT:
+        raise InvalidInput(f"A request may hold at most {MAX_ORDER_AMOUNT} credits.")
     quote = None
     if quote_id is not None:
         quote = _check_quote(
-            workspace_id=workspace_id, quote_id=quote_id, operation=operation, amount=amount, task_id=task_id
+            workspace_id=workspace_id, quote_id=quote_id, operation=operation, amount=total, task_id=task_id
         )
     authorisation, approval = _authorise(
         workspace_id=workspace_id,
         operation=operation,
-        amount=amount,
+        amount=total,
         task_id=task_id,
         quote=quote,
         api_request=api_request,
     )
-    if wallet.available < amount:
+    if wallet.available < total:
         raise PaymentRequired(
-            f"The balance ({wallet.available} credits) does not cover {amount} credits.",
+            f"The balance ({wallet.available} credits) does not cover {total} credits.",
             code="insufficient_balance",
-            details={"available": wallet.available, "required": amount, "operation": operation},
+            details={"available": wallet.available, "required": total, "operation": operation},
         )
 
-    try:
-        # Savepoint: a duplicate key raises IntegrityError, which must not break the caller's transaction
-        # (DESIGN §14). Only a writer that skipped the wallet lock can get here second.
-        with transaction.atomic():
-            order = Order.objects.create(
-                workspace_id=workspace_id,
-                idempotency_key=idempotency_key,
-                fingerprint=fingerprint,
-                operation=operation,
-                target=target,
-                amount=amount,
-                status=OrderStatus.HELD,
-                authorisation=authorisation,
-                task_id=task_id,
-                approval=approval,
-            )
-    except IntegrityError:
-        existing = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
-        if existing is None:
-            raise
-        return _same_request(existing, fingerprint)
+    orders = []
+    for item, fingerprint in checked:
+        try:
+            # Savepoint: a duplicate key raises IntegrityError, which must not break the caller's transaction
+            # (DESIGN §14). Only a writer that skipped the wallet lock can get here second.
+            with transaction.atomic():
+                order = Order.objects.create(
+                    workspace_id=workspace_id,
+                    idempotency_key=item.idempotency_key,
+                    fingerprint=fingerprint,
+                    operation=item.operation,
+                    target=item.target,
+                    amount=item.amount,
+                    status=OrderStatus.HELD,
+                    authorisation=authorisation,
+                    task_id=task_id,
+                    approval=approval,
+                )
+        except IntegrityError:
+            found = order_find(workspace_id=workspace_id, idempotency_key=item.idempotency_key)
+            if found is None or len(checked) > 1:
+                raise
+            return [_same_request(found, fingerprint)]
+        orders.append(order)
 
     if approval is not None:
-        _consume(approval, amount)
-    do_ledger_append(
-        wallet,
-        kind=LedgerKind.HOLD,
-        delta_available=-amount,
-        delta_held=amount,
-        order=order,
-        memo=f"hold for {operation}",
-    )
-    _event(order, "billing.hold", wallet, authorisation=authorisation, approval=order.approval_id)
-    return order
+        _consume(approval, total)
+    for order in orders:
+        do_ledger_append(
+            wallet,
+            kind=LedgerKind.HOLD,
+            delta_available=-order.amount,
+            delta_held=order.amount,
+            order=order,
+            memo=f"hold for {order.operation}",
+        )
+        _event(order, "billing.hold", wallet, authorisation=authorisation, approval=order.approval_id)
+    return orders
 
 
 def _settle(
@@ -362,6 +451,8 @@ def orders_release_orphaned(*, now: datetime | None = None) -> list[int]:
     orphans = (
         Order.objects.filter(status=OrderStatus.HELD, created_at__lt=before)
         .exclude(Exists(jobs))
+        # A Flow run holds for all its paid nodes when it begins; a node still to run will submit its job.
+        .exclude(idempotency_key__in=flow_node_keys_to_submit())
         .values_list("workspace_id", "idempotency_key", "pk")[:200]
     )
     released = []

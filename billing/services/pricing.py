@@ -32,6 +32,13 @@ OPERATIONS: list[tuple[str, str]] = [
     ("3d.generate", "Generate a 3D asset"),
 ]
 
+# A request made of several paid operations, priced and approved as one (a Flow run's paid nodes). Its
+# params are {"items": [{"operation": ..., "params": {...}}, ...]}; each item becomes an order of its own.
+COMPOSITE = "flow.run"
+MAX_COMPOSITE_ITEMS = 100
+# The paid operation of each generation kind, for callers that hold a kind (Flow nodes) rather than a tool.
+GENERATION_OPERATIONS = {"image": "image.generate", "video": "video.generate", "3d": "3d.generate"}
+
 # Largest amount any single order may carry: far below BigIntegerField's range, so sums never overflow.
 MAX_ORDER_AMOUNT = 10**9
 
@@ -42,6 +49,8 @@ def _invalid(field: str, message: str) -> InvalidInput:
 
 def price_of(operation: str, params: dict[str, Any] | None = None) -> int:
     """The price of `operation` with `params`, in credits. Unknown operations and bad units → InvalidInput."""
+    if operation == COMPOSITE:
+        return sum(price_of(item["operation"], item["params"]) for item in composite_items(params))
     price = PRICES.get(operation)
     if price is None:
         raise _invalid("operation", f"Unknown operation {operation!r}; known: {', '.join(PRICES)}.")
@@ -59,3 +68,16 @@ def price_of(operation: str, params: dict[str, Any] | None = None) -> int:
             f"`{price.unit_param}` must be a whole number from {price.unit_min} to {price.unit_max}.",
         )
     return price.base * units
+
+
+def composite_items(params: Any) -> list[dict[str, Any]]:
+    """The validated items of a composite request: each a single priced operation with its params."""
+    items = params.get("items") if isinstance(params, dict) else None
+    if not isinstance(items, list) or not 0 < len(items) <= MAX_COMPOSITE_ITEMS:
+        raise _invalid("params", f"`items` must list 1 to {MAX_COMPOSITE_ITEMS} operations.")
+    checked = []
+    for item in items:
+        if not isinstance(item, dict) or item.get("operation") not in PRICES:
+            raise _invalid("params", f"Each item needs an `operation` among {', '.join(PRICES)}.")
+        checked.append({"operation": item["operation"], "params": item.get("params") or {}})
+    return checked

@@ -13,8 +13,19 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from tests.support.rest import assert_error, issue_api_key, key_client, snapshot
-from workspace.flows.runner import flow_run_start
-from workspace.models import ApiKey, Artifact, FlowRun, GenerationJob, Membership, Role, Workspace
+from workspace.flows.runner import flow_run_create
+from workspace.models import (
+    ApiKey,
+    Artifact,
+    FlowNodeRun,
+    FlowRun,
+    FlowRunStatus,
+    GenerationJob,
+    Membership,
+    NodeStatus,
+    Role,
+    Workspace,
+)
 from workspace.services.artifacts import artifact_create
 from workspace.services.flows import flow_create
 from workspace.services.workspaces import workspace_create
@@ -48,6 +59,9 @@ class Endpoint:
             kwargs["artifact_id"] = getattr(world, self.target).pk if target_id is None else target_id
         elif self.target == "flow_run":
             kwargs["run_id"] = world.flow_run.pk if target_id is None else target_id
+        elif self.target == "failed_node":
+            kwargs["run_id"] = world.failed_run.pk if target_id is None else target_id
+            kwargs["node_id"] = "end"
         elif self.target in ("artifact", "artifact_file"):
             kwargs["artifact_id"] = world.artifact.pk if target_id is None else target_id
             if self.target == "artifact_file":
@@ -108,6 +122,7 @@ FLOW_RUNS_POST = Endpoint(
     "flow runs POST", "post", "artifact-flow-runs", target="flow", body={"inputs": {"text": "go"}}, role="editor"
 )
 FLOW_RUN_GET = Endpoint("flow run GET", "get", "flow-run-detail", target="flow_run")
+FLOW_NODE_RETRY = Endpoint("flow node retry POST", "post", "flow-node-retry", target="failed_node", role="editor")
 
 # fmt: off
 # Expected status per caller. 403 always means `role_required`; 404 always means "as if it did not exist".
@@ -137,6 +152,7 @@ MATRIX = [
     (FLOW_EDITS_POST,    404,     403,   200,   200,  403,       200,       404),
     (FLOW_RUNS_POST,     404,     403,   201,   201,  403,       201,       404),
     (FLOW_RUN_GET,       404,     200,   200,   200,  200,       200,       404),
+    (FLOW_NODE_RETRY,    404,     403,   201,   201,  403,       201,       404),
 ]
 # fmt: on
 
@@ -177,14 +193,22 @@ def world(workspace, alice, bob, carol, dave, make_user):
     )
     flow, other_flow = (flow_create(workspace_id=w.pk, title="Flow", graph=RUNNABLE_FLOW) for w in (workspace, other))
     flow_run, other_flow_run = (
-        flow_run_start(workspace_id=f.workspace_id, artifact_id=f.pk, inputs={"text": "x"}) for f in (flow, other_flow)
+        flow_run_create(workspace_id=f.workspace_id, artifact_id=f.pk, inputs={"text": "x"})[0]
+        for f in (flow, other_flow)
     )
+    # a run of the same Flow whose last node failed, to retry
+    failed_run = FlowRun.objects.create(
+        workspace=workspace, artifact=flow, flow_version=1, graph=RUNNABLE_FLOW, status=FlowRunStatus.FAILED
+    )
+    FlowNodeRun.objects.create(run=failed_run, node_id="in", type="text_input", status=NodeStatus.DONE)
+    FlowNodeRun.objects.create(run=failed_run, node_id="end", type="finish", status=NodeStatus.FAILED)
     return SimpleNamespace(
         document=document,
         other_document=other_document,
         flow=flow,
         other_flow=other_flow,
         flow_run=flow_run,
+        failed_run=failed_run,
         other_flow_run=other_flow_run,
         workspace=workspace,
         other=other,
@@ -279,7 +303,9 @@ def _effect_of(endpoint: Endpoint, world) -> bool:
     if endpoint is FLOW_EDITS_POST:
         return Artifact.objects.get(pk=world.flow.pk).current_version == 2
     if endpoint is FLOW_RUNS_POST:
-        return FlowRun.objects.filter(artifact=world.flow).count() == 2
+        return FlowRun.objects.filter(artifact=world.flow).count() == 3  # the world has two: one failed
+    if endpoint is FLOW_NODE_RETRY:
+        return FlowNodeRun.objects.get(run=world.failed_run, node_id="end").attempt == 2
     raise AssertionError(f"no effect listed for {endpoint.name}")
 
 
@@ -310,6 +336,7 @@ def test_it_hides_objects_of_another_workspace_behind_the_same_404(world, client
         "document": world.other_document,
         "flow": world.other_flow,
         "flow_run": world.other_flow_run,
+        "failed_node": world.other_flow_run,
     }[endpoint.target].pk
     before = snapshot()
 
@@ -421,11 +448,14 @@ def test_it_refuses_an_unknown_api_key_with_401(world, method, url_name, endpoin
 
 
 def test_it_covers_every_route_and_method_of_the_workspace_api():
-    # given every (route, method) the workspace URLconf serves
+    # given every (route, method) the workspace URLconf serves, and the Flow run routes agents serves (starting
+    # a run goes through billing and cards, which workspace cannot import)
+    from agents import urls as agents_urls
     from workspace import urls
 
+    flow_routes = [p for p in agents_urls.urlpatterns if p.name in ("artifact-flow-runs", "flow-node-retry")]
     served = set()
-    for pattern in urls.urlpatterns:
+    for pattern in [*urls.urlpatterns, *flow_routes]:
         if pattern.name == "generation-webhook":
             continue  # authenticated by its signature alone, never by a workspace role: test_webhooks.py
         view = pattern.callback.view_class

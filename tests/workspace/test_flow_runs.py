@@ -2,12 +2,17 @@
 
 import pytest
 from django.conf import settings
+from django.db import transaction
 
+from agents.services.flow_runs import flow_run_request
+from billing.models import Order
+from billing.services.wallets import wallet_topup
 from tests.support import qcluster as cluster
 from tests.support.realtime import worker_env
 from workspace.flows import runner
 from workspace.flows.stale import flow_run_stale
 from workspace.models import Event, FlowNodeRun, FlowRun, FlowRunStatus, NodeStatus
+from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_write
 from workspace.services.flows import flow_create
@@ -45,6 +50,13 @@ def queue(monkeypatch):
     return drain
 
 
+def start(**kwargs):
+    """Create and begin a run as the spending path does once its paid nodes are held (none are needed here)."""
+    with transaction.atomic():
+        run, _ = runner.flow_run_create(**kwargs)
+        return runner.flow_run_begin(run.pk)
+
+
 def _statuses(run) -> dict[str, str]:
     return dict(FlowNodeRun.objects.filter(run=run).values_list("node_id", "status"))
 
@@ -53,7 +65,7 @@ def _statuses(run) -> dict[str, str]:
 def test_it_runs_the_router_branch_the_input_asks_for_and_skips_the_other(workspace, alice, queue):
     flow = flow_create(workspace_id=workspace.pk, title="Routed", graph=ROUTED, author_user=alice)
 
-    run = runner.flow_run_start(workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "a catchy slogan"})
+    run = start(workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "a catchy slogan"})
     queue()
 
     run.refresh_from_db()
@@ -91,7 +103,7 @@ def test_it_marks_exactly_the_outputs_downstream_of_a_changed_artifact_stale(wor
         "start": "brief",
     }
     flow = flow_create(workspace_id=workspace.pk, title="Short film", graph=graph, author_user=alice)
-    run = runner.flow_run_start(workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "autumn forest"})
+    run = start(workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "autumn forest"})
     queue()
     assert set(_statuses(run).values()) == {"done"}
     assert FlowNodeRun.objects.get(run=run, node_id="char").consumed == {str(character.pk): 1}
@@ -126,7 +138,7 @@ def test_it_refuses_to_run_a_flow_without_an_input_start_node(workspace, alice):
         workspace_id=workspace.pk, title="Broken", graph={"nodes": {"end": {"type": "finish"}}, "edges": []}
     )
     with pytest.raises(InvalidInput):
-        runner.flow_run_start(workspace_id=workspace.pk, artifact_id=flow.pk, inputs={})
+        runner.flow_run_create(workspace_id=workspace.pk, artifact_id=flow.pk, inputs={})
     assert not FlowRun.objects.exists()
 
 
@@ -136,12 +148,16 @@ def test_it_runs_a_routed_flow_to_its_finish_node_through_a_real_qcluster(worksp
     # given a Flow whose router sends a poster request to an image generation node
     flow = flow_create(workspace_id=workspace.pk, title="Routed", graph=ROUTED, author_user=alice)
 
-    # when it runs on a real cluster (each node a django-q job; the image through job_submit and its worker)
+    # when a funded person runs it on a real cluster (each node a django-q job; the image through job_submit)
+    wallet_topup(access=workspace_access(principal=alice, workspace_id=workspace.pk), amount=100)
     env = worker_env(redis_url=None, Q_WORKERS="2")
     with cluster.running(env) as (process, log):
-        run = runner.flow_run_start(
-            workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "a retro poster of a lighthouse"}
-        )
+        run = flow_run_request(
+            workspace_id=workspace.pk,
+            artifact_id=flow.pk,
+            inputs={"text": "a retro poster of a lighthouse"},
+            started_by=alice,
+        ).run
         cluster.wait_for(
             lambda: FlowRun.objects.get(pk=run.pk).status != FlowRunStatus.RUNNING,
             timeout=90,
@@ -157,5 +173,8 @@ def test_it_runs_a_routed_flow_to_its_finish_node_through_a_real_qcluster(worksp
     poster = FlowNodeRun.objects.get(run=run, node_id="poster")
     assert poster.job_id is not None and poster.output["artifact"]
     assert run.outputs["artifacts"] == [{"artifact": poster.output["artifact"], "version": 1}]
+    # and its image was paid for once: held when the run began, captured when the job succeeded
+    (order,) = Order.objects.filter(workspace=workspace)
+    assert (order.idempotency_key, order.status, order.amount) == (f"flow-run:{run.pk}:poster:1", "captured", 40)
     assert settings.Q_CLUSTER["orm"] == "default"
     assert FlowNodeRun.objects.filter(run=run, status=NodeStatus.RUNNING).count() == 0

@@ -40,6 +40,7 @@ class NodeContext:
     upstream: dict[str, dict[str, Any]]  # predecessor id → its output, in id order
     successors: list[str]
     task_id: int | None = None
+    job_key: str = ""  # a generation node's job key: flow-run:<run>:<node>:<attempt>
 
     @property
     def text(self) -> str:
@@ -64,12 +65,20 @@ class NodeFailed(DomainError):
 TextHook = Callable[[dict[str, Any], str], dict[str, Any] | None]  # (preset, prompt) → {"text", "model"}
 ChooseHook = Callable[[dict[str, Any], str, dict[str, str]], dict[str, Any] | None]  # → {"choice", "model"}
 _hooks: dict[str, Callable | None] = {"text": None, "choose": None}
+# (workspace_id, job key) → whether money is held for that key. Billing installs it; without it paid nodes refuse.
+SpendCheck = Callable[[int, str], bool]
+_spend_check: list[SpendCheck] = []
 
 
 def text_hooks_install(*, generate: TextHook | None, choose: ChooseHook | None) -> None:
     """Install the model calls (agents does, in its AppConfig.ready). A hook returning None defers to the
     offline stand-in (e.g. a preset without a model lease)."""
     _hooks["text"], _hooks["choose"] = generate, choose
+
+
+def spend_check_install(check: SpendCheck) -> None:
+    """Billing installs the check a paid node makes before submitting (workspace cannot import billing)."""
+    _spend_check[:] = [check]
 
 
 def _offline_text(preset: dict[str, Any], prompt: str) -> dict[str, Any]:
@@ -161,9 +170,12 @@ class _Generate(NodeType):
         prompt = (str(ctx.params.get("prompt", "{input}")).replace("{input}", ctx.text) or ctx.text).strip()
         if not prompt:
             raise NodeFailed("Nothing to generate from: no prompt and no upstream text.", code="invalid_params")
+        # Fail closed: a paid generation runs only with money held for this very attempt.
+        if not (_spend_check and _spend_check[0](ctx.workspace_id, ctx.job_key)):
+            raise NodeFailed("No payment is held for this generation.", code="payment_not_held")
         job = job_submit(
             workspace_id=ctx.workspace_id,
-            idempotency_key=f"flow-run:{ctx.run_id}:{ctx.node_id}",
+            idempotency_key=ctx.job_key,
             kind=self.kind,
             prompt=prompt[:4000],
             params=dict(ctx.params.get("generation_params") or {}),
@@ -217,6 +229,8 @@ NODE_TYPES: dict[str, NodeType] = {
     for t in (TextInput(), ArtifactInput(), GenerateText(), GenerateImage(), GenerateVideo(), Router(), Finish())
 }
 INPUT_TYPES = frozenset({"text_input"})
+# Node types that submit a paid generation job, and its kind.
+GENERATION_NODE_KINDS = {t.name: t.kind for t in NODE_TYPES.values() if isinstance(t, _Generate)}
 
 
 def node_type_get(name: str) -> NodeType:

@@ -1,8 +1,18 @@
 """Running a Flow node by node as django-q jobs (seed 002: request → job → engine → node executors).
 
-    flow_run_start(*, workspace_id, artifact_id, inputs, started_by=None, started_by_task_id=None) -> FlowRun
-        Freezes the Flow's current version into a run with one FlowNodeRun per node (all `pending`) and
-        enqueues the start node after commit.
+    flow_run_create(*, workspace_id, artifact_id, inputs, started_by=None, started_by_task_id=None,
+                    idempotency_key=None) -> (FlowRun, created)
+        Freezes the Flow's current version into a run with one FlowNodeRun per node (all `pending`), in
+        status `awaiting_approval`: nothing is enqueued until its paid nodes are authorised and held (agents'
+        flow run request does that through billing, then calls flow_run_begin). A repeated key returns the
+        run it created.
+    flow_run_begin(run_id)        awaiting_approval → running; enqueues the start node after commit.
+    flow_run_cancel(run_id, reason)   awaiting_approval → cancelled (spending declined): nothing ran.
+    flow_node_retry(*, workspace_id, run_id, node_id) -> FlowRun
+        A failed node and the nodes skipped because of it go back to `pending` with attempt + 1 (a paid
+        node's next attempt is a new order and job; the failed one's hold was released), and the run waits
+        for authorisation again. Nothing that succeeded runs again.
+    flow_run_paid_nodes(run)      the pending nodes that will submit a paid generation, with their job keys.
     flow_node_work(node_run_id)   the q-job of one node: claim it (pending → running), run its type
                                   outside any transaction, record the output (→ done) or error (→ failed),
                                   then schedule what became ready.
@@ -15,26 +25,43 @@ edge (a branch the router did not take) or with a failed predecessor is `skipped
 own q-job, so independent branches run in parallel on as many workers as there are. Every status change
 appends a `flow.node` event; the run ends `done` when a finish node is done, else `failed`.
 
+Paid nodes: a generation node's job is keyed `flow-run:<run>:<node>:<attempt>`, and billing holds an order
+under that same key before the run begins, so the job's completion captures it and its failure releases it
+exactly once. A paid node that ends without a job (skipped, or failed before submitting) publishes the
+domain event `flow.node_closed` (workspace_id, idempotency_key) in the same transaction, and billing
+releases its hold.
+
 Locks, in this order: the workspace row (event log), the run, its node rows. Delivery is at least once: a
 node is claimed with a conditional update, so a second delivery of the same job does nothing; a node left
 `running` by a worker that died is claimed again after LOMOTE_TASK_TIMEOUTS["default"].
 """
 
+import json
 import logging
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Q
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
-from lomote.exceptions import DomainError, InvalidInput, NotFound
-from workspace.flows.graph import graph_check, graph_load, predecessors, successors, topological_order
-from workspace.flows.nodes import NodeContext, node_type_get
+from lomote import domain_events
+from lomote.exceptions import Conflict, DomainError, InvalidInput, NotFound
+from workspace.flows.graph import (
+    downstream,
+    graph_check,
+    graph_load,
+    predecessors,
+    successors,
+    topological_order,
+)
+from workspace.flows.nodes import GENERATION_NODE_KINDS, NodeContext, node_type_get
 from workspace.flows.stale import flow_run_stale  # noqa: F401 - part of this module's contract
 from workspace.locks import workspace_qs_for_update
 from workspace.models import (
+    FLOW_JOB_KEY_PREFIX,
     ArtifactKind,
     FlowNodeRun,
     FlowRun,
@@ -48,7 +75,7 @@ from workspace.services.events import event_append
 
 logger = logging.getLogger(__name__)
 
-JOB_KEY_PREFIX = "flow-run:"
+FLOW_NODE_CLOSED = "flow.node_closed"
 MAX_INPUT_BYTES = 20_000
 DONE_LIKE = (NodeStatus.DONE, NodeStatus.STALE)
 
@@ -87,48 +114,195 @@ def _lock_run(run_id: int) -> FlowRun:
     return FlowRun.objects.select_for_update(of=("self",)).get(pk=run_id)
 
 
-@transaction.atomic
-def flow_run_start(
+def _run_event(run: FlowRun) -> None:
+    event_append(
+        workspace_id=run.workspace_id,
+        kind="flow.run",
+        data={"run": run.pk, "artifact": run.artifact_id, "version": run.flow_version, "status": run.status},
+    )
+
+
+def _same_run(run: FlowRun, artifact_id: int, inputs: dict[str, Any]) -> FlowRun:
+    if run.artifact_id != artifact_id or run.inputs != inputs:
+        raise Conflict(
+            "This idempotency key already started a different run.",
+            code="idempotency_key_reuse",
+            details={"run": run.pk, "idempotency_key": run.idempotency_key},
+        )
+    return run
+
+
+def flow_run_create(
     *,
     workspace_id: int,
     artifact_id: int,
     inputs: dict[str, Any] | None = None,
     started_by=None,
     started_by_task_id: int | None = None,
-) -> FlowRun:
-    """Start a run of the Flow's current version (module docstring)."""
-    import json
+    idempotency_key: str | None = None,
+) -> tuple[FlowRun, bool]:
+    """Freeze the Flow's current version into a run awaiting authorisation (module docstring).
 
+    Returns (run, created). Runs in the caller's transaction (a savepoint for the key's unique constraint)."""
     inputs = dict(inputs or {})
     if len(json.dumps(inputs, default=str)) > MAX_INPUT_BYTES:
         raise InvalidInput(
             f"Inputs are limited to {MAX_INPUT_BYTES} bytes of JSON.", details={"fields": {"inputs": []}}
         )
+    if idempotency_key is not None and not 0 < len(idempotency_key.strip()) <= 200:
+        raise InvalidInput("An idempotency key needs 1 to 200 characters.", details={"fields": {"idempotency_key": []}})
+    if idempotency_key is not None:
+        existing = FlowRun.objects.filter(workspace_id=workspace_id, idempotency_key=idempotency_key).first()
+        if existing is not None:
+            return _same_run(existing, artifact_id, inputs), False
     version = artifact_version_get(workspace_id=workspace_id, artifact_id=artifact_id)
     if version.artifact.kind != ArtifactKind.FLOW:
         raise InvalidInput(f"Artifact {artifact_id} is a {version.artifact.kind}, not a Flow.", code="not_a_flow")
     graph = graph_check(graph_load(version.content), runnable=True)
     _lock_workspace(workspace_id)
-    run = FlowRun.objects.create(
-        workspace_id=workspace_id,
-        artifact_id=artifact_id,
-        flow_version=version.number,
-        graph=graph,
-        inputs=inputs,
-        started_by=started_by,
-        started_by_task_id=started_by_task_id,
-    )
+    try:
+        with transaction.atomic():
+            run = FlowRun.objects.create(
+                workspace_id=workspace_id,
+                artifact_id=artifact_id,
+                flow_version=version.number,
+                graph=graph,
+                inputs=inputs,
+                status=FlowRunStatus.AWAITING_APPROVAL,
+                started_by=started_by,
+                started_by_task_id=started_by_task_id,
+                idempotency_key=idempotency_key,
+            )
+    except IntegrityError:
+        existing = FlowRun.objects.get(workspace_id=workspace_id, idempotency_key=idempotency_key)
+        return _same_run(existing, artifact_id, inputs), False
     FlowNodeRun.objects.bulk_create(
         FlowNodeRun(run=run, node_id=node_id, type=graph["nodes"][node_id]["type"])
         for node_id in topological_order(graph)
     )
+    _run_event(run)
+    return run, True
+
+
+@dataclass(frozen=True)
+class PaidNode:
+    node_id: str
+    kind: str  # the generation kind: image, video…
+    params: dict[str, Any]  # the generation params, which decide the price
+    job_key: str
+
+
+def flow_run_paid_nodes(run: FlowRun, *, pending_only: bool = True) -> list[PaidNode]:
+    """The run's pending generation nodes: each will submit one paid job under its key (all of them, at their
+    current attempt, with `pending_only=False`)."""
+    paid = []
+    nodes = run.nodes.filter(type__in=GENERATION_NODE_KINDS).order_by("pk")
+    for node in nodes.filter(status=NodeStatus.PENDING) if pending_only else nodes:
+        params = run.graph["nodes"][node.node_id].get("params") or {}
+        generation_params = params.get("generation_params")
+        paid.append(
+            PaidNode(
+                node_id=node.node_id,
+                kind=GENERATION_NODE_KINDS[node.type],
+                params=dict(generation_params) if isinstance(generation_params, dict) else {},
+                job_key=node.job_key,
+            )
+        )
+    return paid
+
+
+def flow_run_begin(run_id: int) -> FlowRun:
+    """awaiting_approval → running, and schedule the start node. The caller holds the transaction and has
+    authorised (held) the run's paid nodes; a run already begun is returned as it is."""
+    run = FlowRun.objects.get(pk=run_id)
+    _lock_workspace(run.workspace_id)
+    if not FlowRun.objects.filter(pk=run_id, status=FlowRunStatus.AWAITING_APPROVAL).update(
+        status=FlowRunStatus.RUNNING
+    ):
+        return FlowRun.objects.get(pk=run_id)
+    run = _lock_run(run_id)
+    _run_event(run)
+    _schedule(run)
+    return run
+
+
+def flow_run_cancel(run_id: int, *, reason: str) -> FlowRun:
+    """awaiting_approval → cancelled (e.g. the person declined its spending). Nothing of it ran or was held."""
+    run = FlowRun.objects.get(pk=run_id)
+    _lock_workspace(run.workspace_id)
+    now = timezone.now()
+    if FlowRun.objects.filter(pk=run_id, status=FlowRunStatus.AWAITING_APPROVAL).update(
+        status=FlowRunStatus.CANCELLED, error={"code": reason}, finished_at=now
+    ):
+        run.refresh_from_db()
+        FlowNodeRun.objects.filter(run=run, status=NodeStatus.PENDING).update(
+            status=NodeStatus.SKIPPED, error={"code": reason}, finished_at=now
+        )
+        _run_event(run)
+    return FlowRun.objects.get(pk=run_id)
+
+
+@transaction.atomic
+def flow_node_retry(*, workspace_id: int, run_id: int, node_id: str) -> FlowRun:
+    """Retry a failed node and what was skipped because of it (module docstring); the run then awaits
+    authorisation for the retried paid nodes. 409 `node_not_failed` for a node that did not fail, and
+    `run_not_settled` while the run is still running or waiting."""
+    run = FlowRun.objects.filter(pk=run_id, workspace_id=workspace_id).first()
+    if run is None:
+        raise NotFound("Flow run not found.")
+    _lock_workspace(workspace_id)
+    run = _lock_run(run_id)
+    if run.status not in (FlowRunStatus.FAILED, FlowRunStatus.DONE):
+        raise Conflict(
+            f"The run is {run.status}; retry a node once the run has ended.",
+            code="run_not_settled",
+            details={"run": run.pk, "status": run.status},
+        )
+    nodes = {n.node_id: n for n in run.nodes.select_for_update(of=("self",)).order_by("pk")}
+    node = nodes.get(node_id)
+    if node is None:
+        raise NotFound("No such node in this run.", details={"node": node_id})
+    if node.status != NodeStatus.FAILED:
+        raise Conflict(
+            f"Node {node_id} is {node.status}; only a failed node is retried.",
+            code="node_not_failed",
+            details={"node": node_id, "status": node.status},
+        )
+    again = [node_id] + sorted(
+        n for n in downstream(run.graph, {node_id}) if n != node_id and nodes[n].status == NodeStatus.SKIPPED
+    )
+    for retried in again:
+        FlowNodeRun.objects.filter(pk=nodes[retried].pk).update(
+            status=NodeStatus.PENDING,
+            attempt=F("attempt") + 1,
+            enqueued_at=None,
+            job_id=None,
+            output=None,
+            error=None,
+            started_at=None,
+            finished_at=None,
+            updated_at=timezone.now(),
+        )
+    run.status, run.outputs, run.error, run.finished_at = FlowRunStatus.AWAITING_APPROVAL, None, None, None
+    run.save(update_fields=["status", "outputs", "error", "finished_at"])
     event_append(
         workspace_id=workspace_id,
         kind="flow.run",
-        data={"run": run.pk, "artifact": artifact_id, "version": version.number, "status": run.status},
+        data={
+            "run": run.pk,
+            "artifact": run.artifact_id,
+            "version": run.flow_version,
+            "status": run.status,
+            "retry": again,
+        },
     )
-    _schedule(_lock_run(run.pk))
     return run
+
+
+def _closed_without_job(run: FlowRun, node: FlowNodeRun) -> None:
+    """A paid node ended without submitting its job: whatever was held for it is given back (billing)."""
+    if node.type in GENERATION_NODE_KINDS and node.job_id is None:
+        domain_events.publish(FLOW_NODE_CLOSED, workspace_id=run.workspace_id, idempotency_key=node.job_key)
 
 
 def _schedule(run: FlowRun) -> None:
@@ -158,6 +332,7 @@ def _schedule(run: FlowRun) -> None:
                 node.finished_at = timezone.now()
                 node.save(update_fields=["status", "error", "finished_at", "updated_at"])
                 _node_event(run, node)
+                _closed_without_job(run, node)
                 progressed = True
                 continue
             node.enqueued_at = timezone.now()
@@ -177,11 +352,7 @@ def _schedule(run: FlowRun) -> None:
             }
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "outputs", "error", "finished_at"])
-        event_append(
-            workspace_id=run.workspace_id,
-            kind="flow.run",
-            data={"run": run.pk, "artifact": run.artifact_id, "version": run.flow_version, "status": run.status},
-        )
+        _run_event(run)
 
 
 def _claim(node_run_id: int) -> bool:
@@ -223,6 +394,7 @@ def flow_node_work(node_run_id: int) -> str:
         },
         successors=successors(run.graph, node.node_id),
         task_id=run.started_by_task_id,
+        job_key=node.job_key,
     )
     try:
         result = node_type_get(node.type).run(ctx)
@@ -245,9 +417,7 @@ def flow_node_settle(node_run_id: int) -> str:
     node = FlowNodeRun.objects.select_related("run").filter(pk=node_run_id).first()
     if node is None or node.status != NodeStatus.RUNNING:
         return "not_waiting"
-    job = GenerationJob.objects.filter(
-        workspace_id=node.run.workspace_id, idempotency_key=f"{JOB_KEY_PREFIX}{node.run_id}:{node.node_id}"
-    ).first()
+    job = GenerationJob.objects.filter(workspace_id=node.run.workspace_id, idempotency_key=node.job_key).first()
     if job is None or not job.is_terminal:
         return "waiting"
     if job.status != JobStatus.SUCCEEDED:
@@ -277,6 +447,7 @@ def _node_finish(
             return "already_settled"
         node.refresh_from_db()
         _node_event(run, node)
+        _closed_without_job(run, node)
         _schedule(run)
     return status
 
@@ -284,12 +455,13 @@ def _node_finish(
 def on_job_settled(*, idempotency_key: str | None, workspace_id: int, **_: Any) -> None:
     """generation.job_settled: a Flow node's job finished. Only enqueue here — this runs inside the job's
     transaction, holding its locks; the node is settled by its own q-job after commit."""
-    if not idempotency_key or not idempotency_key.startswith(JOB_KEY_PREFIX):
+    if not idempotency_key or not idempotency_key.startswith(FLOW_JOB_KEY_PREFIX):
         return
     try:
-        run_id, node_id = idempotency_key[len(JOB_KEY_PREFIX) :].split(":", 1)
+        run_id, rest = idempotency_key[len(FLOW_JOB_KEY_PREFIX) :].split(":", 1)
+        node_id, attempt = rest.rsplit(":", 1)
         node_run_id = FlowNodeRun.objects.filter(
-            run_id=int(run_id), run__workspace_id=workspace_id, node_id=node_id
+            run_id=int(run_id), run__workspace_id=workspace_id, node_id=node_id, attempt=int(attempt)
         ).values_list("pk", flat=True)[0]
     except (ValueError, IndexError):
         return
@@ -300,4 +472,15 @@ def flow_run_get_nodes(run: FlowRun) -> list[FlowNodeRun]:
     return list(run.nodes.order_by("pk"))
 
 
-__all__ = ["NotFound", "flow_node_settle", "flow_node_work", "flow_run_stale", "flow_run_start", "on_job_settled"]
+__all__ = [
+    "NotFound",
+    "flow_node_retry",
+    "flow_node_settle",
+    "flow_node_work",
+    "flow_run_begin",
+    "flow_run_cancel",
+    "flow_run_create",
+    "flow_run_paid_nodes",
+    "flow_run_stale",
+    "on_job_settled",
+]

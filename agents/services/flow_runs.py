@@ -1,0 +1,215 @@
+"""Starting a Flow run on the spending path every paid operation takes: quote → policy → order → hold (DESIGN §5).
+
+A run is priced before it starts: the sum of its paid (generation) nodes at billing's prices, whatever
+provider a node names. Then, in the transaction that created it:
+- the wallet does not cover the total → 402 `insufficient_balance`, and nothing exists (no run, no job);
+- a person's request within the no-confirmation threshold and the daily cap, or a task's request its budget
+  covers → one order per paid node is held under the node's job key `flow-run:<run>:<node>:<attempt>`,
+  and the run begins;
+- otherwise (above a limit, or requested through an API key: confirmed one by one) → a `flow.run` quote and
+  a quote card; the run waits (`awaiting_approval`) with nothing held and no job. A person approving the
+  card holds the orders against that quote and begins the run; declining cancels it.
+Each node's job completion then captures its order and a failure releases it (billing's job subscriber);
+a node that ends without a job releases its hold. A retried node is a new attempt, so a new order: the
+failed attempt's hold was released, and nothing is charged twice.
+
+A repeated request with the same idempotency key returns the same run and card, and places nothing new.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from agents.locks import task_qs_for_update
+from agents.models import Card, CardStatus
+from agents.services.cards import QUOTE_HANDLERS, card_open_quote
+from billing.exceptions import ConfirmationRequired
+from billing.models import Approval
+from billing.selectors import wallet_get
+from billing.services.approvals import approval_grant
+from billing.services.orders import OrderItem, orders_place
+from billing.services.pricing import COMPOSITE, GENERATION_OPERATIONS, price_of
+from billing.services.quotes import quote_create
+from lomote.exceptions import NotFound, PaymentRequired
+from workspace.flows.runner import (
+    PaidNode,
+    flow_node_retry,
+    flow_run_begin,
+    flow_run_cancel,
+    flow_run_create,
+    flow_run_paid_nodes,
+)
+from workspace.models import FlowRun, FlowRunStatus, Role
+from workspace.selectors import Access
+
+SOURCE = "flow_run"
+
+
+@dataclass(frozen=True)
+class FlowRunRequest:
+    run: FlowRun
+    card: Card | None  # the quote card the run waits on, if it needs a person's approval
+    amount: int  # what its paid nodes cost (held, or quoted)
+    created: bool = True
+
+
+def _items(run: FlowRun, paid: list[PaidNode]) -> list[OrderItem]:
+    items = []
+    for node in paid:
+        operation = GENERATION_OPERATIONS[node.kind]
+        items.append(
+            OrderItem(
+                idempotency_key=node.job_key,
+                operation=operation,
+                target={"flow_run": run.pk, "node": node.node_id, "artifact": run.artifact_id},
+                amount=price_of(operation, node.params),
+            )
+        )
+    return items
+
+
+def _paid(run: FlowRun) -> list[PaidNode]:
+    """Every paid node of the run at its current attempt, whatever its status (for what the run costs)."""
+    return flow_run_paid_nodes(run, pending_only=False)
+
+
+def _quote_params(paid: list[PaidNode]) -> dict[str, Any]:
+    return {"items": [{"operation": GENERATION_OPERATIONS[n.kind], "params": n.params} for n in paid]}
+
+
+def _open_card(run: FlowRun, paid: list[PaidNode], amount: int, reasons: list[str], created_by) -> Card:
+    quote = quote_create(
+        workspace_id=run.workspace_id,
+        operation=COMPOSITE,
+        params=_quote_params(paid),
+        task_id=run.started_by_task_id,
+        created_by=created_by,
+    )
+    task = task_qs_for_update().filter(pk=run.started_by_task_id).first() if run.started_by_task_id else None
+    nodes = ", ".join(n.node_id for n in paid)
+    body = f"The Flow run #{run.pk} has {len(paid)} paid step(s) ({nodes}), {amount} credits in all."
+    if reasons:
+        body += f" A person's approval is needed because of: {', '.join(map(str, reasons))}."
+    return card_open_quote(
+        workspace_id=run.workspace_id,
+        task=task,
+        title=f"Approve {amount} credits to run the Flow",
+        body=body,
+        payload={
+            "source": SOURCE,
+            "run": run.pk,
+            "artifact": run.artifact_id,
+            "quote": quote.pk,
+            "operation": COMPOSITE,
+            "amount": amount,
+            "items": len(paid),
+            "nodes": [n.node_id for n in paid],
+            "reasons": reasons,
+        },
+    )
+
+
+def _authorise(run: FlowRun, *, api_request: bool, created_by=None) -> FlowRunRequest:
+    """Hold the run's paid nodes and begin it, or open the quote card it waits on (module docstring)."""
+    paid = flow_run_paid_nodes(run)
+    if not paid:
+        return FlowRunRequest(run=flow_run_begin(run.pk), card=None, amount=0)
+    items = _items(run, paid)
+    amount = sum(item.amount for item in items)
+    available = wallet_get(workspace_id=run.workspace_id).available
+    if available < amount:
+        # Refused before anything is asked or held: approving could not make it payable.
+        raise PaymentRequired(
+            f"The balance ({available} credits) does not cover this run's {amount} credits.",
+            code="insufficient_balance",
+            details={"available": available, "required": amount, "operation": COMPOSITE, "run": run.pk},
+        )
+    try:
+        with transaction.atomic():
+            orders_place(
+                workspace_id=run.workspace_id,
+                items=items,
+                task_id=run.started_by_task_id,
+                api_request=api_request,
+            )
+    except ConfirmationRequired as exc:
+        card = _open_card(run, paid, amount, list(exc.details.get("reasons", [])), created_by)
+        return FlowRunRequest(run=run, card=card, amount=amount)
+    return FlowRunRequest(run=flow_run_begin(run.pk), card=None, amount=amount)
+
+
+def _waiting_card(run: FlowRun) -> Card | None:
+    return Card.objects.filter(
+        workspace_id=run.workspace_id, payload__source=SOURCE, payload__run=run.pk, status=CardStatus.OPEN
+    ).first()
+
+
+@transaction.atomic
+def flow_run_request(
+    *,
+    workspace_id: int,
+    artifact_id: int,
+    inputs: dict[str, Any] | None = None,
+    started_by=None,
+    task_id: int | None = None,
+    api_request: bool = False,
+    idempotency_key: str | None = None,
+) -> FlowRunRequest:
+    """Start a run of the Flow's current version through the spending path (module docstring).
+
+    `started_by` is the person (or None for an API key or a task); `task_id` the task that asked, whose budget
+    may cover the run; `api_request` marks the open API, whose paid runs a person always confirms."""
+    run, created = flow_run_create(
+        workspace_id=workspace_id,
+        artifact_id=artifact_id,
+        inputs=inputs,
+        started_by=started_by,
+        started_by_task_id=task_id,
+        idempotency_key=idempotency_key,
+    )
+    if not created:
+        card = _waiting_card(run)
+        amount = card.payload["amount"] if card is not None else sum(i.amount for i in _items(run, _paid(run)))
+        return FlowRunRequest(run=run, card=card, amount=amount, created=False)
+    return _authorise(run, api_request=api_request, created_by=started_by)
+
+
+@transaction.atomic
+def flow_node_retry_request(*, access: Access, run_id: int, node_id: str) -> FlowRunRequest:
+    """Retry a failed node (and what it skipped) as a new attempt, priced and authorised like a new run."""
+    access.require(Role.EDITOR)
+    run = flow_node_retry(workspace_id=access.workspace.pk, run_id=run_id, node_id=node_id)
+    return _authorise(run, api_request=access.api_key is not None, created_by=access.user)
+
+
+class FlowRunQuote:
+    """Approving a Flow run's quote card holds its paid nodes against that quote and begins the run."""
+
+    actions = ("approve", "decline")
+
+    def _run(self, card: Card) -> FlowRun:
+        run = FlowRun.objects.filter(pk=card.payload.get("run"), workspace_id=card.workspace_id).first()
+        if run is None:
+            raise NotFound("The card's Flow run no longer exists.")
+        return run
+
+    def approve(self, *, access: Access, card: Card) -> Approval:
+        run = self._run(card)
+        approval = approval_grant(access=access, quote_id=card.payload["quote"])
+        if run.status == FlowRunStatus.AWAITING_APPROVAL:
+            orders_place(
+                workspace_id=run.workspace_id,
+                items=_items(run, flow_run_paid_nodes(run)),
+                task_id=run.started_by_task_id,
+                quote_id=card.payload["quote"],
+            )
+            flow_run_begin(run.pk)
+        return approval
+
+    def decline(self, *, access: Access, card: Card) -> None:
+        flow_run_cancel(self._run(card).pk, reason="spending_declined")
+
+
+def register() -> None:
+    QUOTE_HANDLERS[SOURCE] = FlowRunQuote()
