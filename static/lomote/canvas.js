@@ -403,7 +403,8 @@ export class Canvas {
         const known = seen.nodes.get(nodeId); // events may arrive before this answer: they are newer
         if (known) this.nodeStatus(nodeId, known.status, known.detail);
       }
-      status.textContent = `Run #${run.id}: ${seen.status || run.status}`;
+      const waiting = run.card && run.card.status === "open" ? ` — approve its ${run.cost} credits on the quote card in the chat` : "";
+      status.textContent = `Run #${run.id}: ${seen.status || run.status}${waiting}`;
       status.dataset.run = String(run.id);
       status.dataset.runStatus = seen.status || run.status;
     } catch (error) {

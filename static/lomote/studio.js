@@ -103,6 +103,11 @@ class Studio {
     for (const message of messages) this.showMessage(message);
   }
 
+  cardSubject(card) {
+    if (card.task) return this.taskLabel(card.task);
+    return card.payload && card.payload.run ? `Flow run #${card.payload.run}` : "workspace";
+  }
+
   taskLabel(taskId) {
     const task = this.tasks.get(taskId);
     return task ? `task #${taskId} “${task.title}”` : `task #${taskId}`;
@@ -198,7 +203,7 @@ class Studio {
     const headingId = `card-${card.id}-title`;
     const children = [
       h("h3", { id: headingId, tabindex: "-1", dir: "auto", text: card.title }),
-      h("p", { class: "card-meta", text: `${card.kind} card · ${this.taskLabel(card.task)} · ${card.status}` }),
+      h("p", { class: "card-meta", text: `${card.kind} card · ${this.cardSubject(card)} · ${card.status}` }),
       card.body ? h("p", { class: "card-body", dir: "auto", text: card.body }) : null,
     ];
     if (open) {
