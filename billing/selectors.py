@@ -126,3 +126,19 @@ def quote_open_for(*, workspace_id: int, task_id: int, operation: str, amount: i
         .order_by("-id")
         .first()
     )
+
+
+def quote_approved_for(*, workspace_id: int, task_id: int, operation: str, amount: int) -> Quote | None:
+    """The oldest quote of the task for `operation` whose approval is unused and covers `amount`."""
+    return (
+        Quote.objects.filter(
+            workspace_id=workspace_id,
+            task_id=task_id,
+            operation=operation,
+            approvals__kind=ApprovalKind.QUOTE,
+            approvals__consumed_at__isnull=True,
+            approvals__remaining__gte=amount,
+        )
+        .order_by("id")
+        .first()
+    )

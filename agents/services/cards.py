@@ -476,6 +476,10 @@ def card_act(
             )
         approval = handler.approve(access=access, card=card)
         resolution.update(approval=approval.pk, budget=approval.amount)
+    elif action == "approve" and "api_request" in card.payload.get("reasons", []) and budget is None:
+        # Work asked through the API is approved step by step: this approves exactly the quoted step.
+        approval = approval_grant(access=access, quote_id=card.payload["quote"])
+        resolution.update(approval=approval.pk, budget=approval.amount)
     elif action == "approve":
         amount = budget if budget is not None else card.payload.get("amount")
         approval = approval_grant(access=access, task_id=task.pk if task else None, budget=amount)

@@ -15,7 +15,7 @@ from agents.runtime.fencing import fence_task
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from agents.tools.registry import register
 from billing.exceptions import ConfirmationRequired
-from billing.selectors import budget_remaining, quote_open_for, spend_policy_get
+from billing.selectors import budget_remaining, quote_approved_for, quote_open_for, spend_policy_get
 from billing.services.orders import order_place
 from billing.services.pricing import price_of
 from billing.services.quotes import quote_create
@@ -104,6 +104,10 @@ class _Generate(Tool):
         with transaction.atomic():
             fence_task(ctx.turn_id, ctx.generation, ctx.task_id)
             self._check_plan_budget(ctx, args, amount)
+            # A quote a person approved for this very step (work asked through the API is approved step by step).
+            quote = quote_approved_for(
+                workspace_id=ctx.workspace_id, task_id=ctx.task_id, operation=self.operation, amount=amount
+            )
             order_place(
                 workspace_id=ctx.workspace_id,
                 idempotency_key=ctx.call_id,
@@ -111,6 +115,7 @@ class _Generate(Tool):
                 target={"task": ctx.task_id, "prompt": args.prompt, "artifact": args.artifact_id},
                 amount=amount,
                 task_id=ctx.task_id,
+                quote_id=quote.pk if quote is not None else None,
                 api_request=api_requested(ctx.task_id),
             )
             if args.checklist_position is not None:
@@ -138,7 +143,9 @@ class _Generate(Tool):
         """Quote the rest of the plan for this operation, and wait for a person to approve it."""
         with transaction.atomic():
             fence_task(ctx.turn_id, ctx.generation, ctx.task_id)
-            units = max(1, _open_items(ctx.task_id) if args.checklist_position is not None else 1)
+            one_by_one = "api_request" in exc.details.get("reasons", [])
+            plan = args.checklist_position is not None and not one_by_one
+            units = max(1, _open_items(ctx.task_id) if plan else 1)
             params = self.plan_params(args, units)
             plan_amount = price_of(self.operation, params)
             quote = quote_open_for(

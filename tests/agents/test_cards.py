@@ -629,3 +629,25 @@ def test_it_stops_auto_continuation_without_progress_and_says_why(task, tools, s
     assert Turn.objects.get(task=task).status == TurnStatus.COMPLETED
     last = events_of(task.workspace_id, "task.status")[-1]
     assert (last.data["task"], last.data["status"], last.data["stop_reason"]) == (task.pk, "idle", "no_progress")
+
+
+def test_it_runs_the_one_paid_step_a_person_approved_for_work_asked_through_the_api(
+    posters, tools, script, funded, upstream
+):
+    # given work that came in through an API key: each paid step is confirmed one by one
+    InboxMessage.objects.create(task=posters, source="api_key", text="make the posters", status="consumed")
+    script([says("Making poster 1.", POSTER_1)])
+    assert turn_run(turn_id=tools.start_turn(posters).pk, generation=1) == "suspended"
+    card = the_card(posters)
+    assert "api_request" in card.payload["reasons"] and card.payload["items"] == 1
+
+    # when a person approves the card, and the woken turn asks for poster 1 again
+    card_act(access=funded, card_id=card.pk, action="approve")
+    script([says("Making poster 1.", POSTER_1)])
+    assert run_queued(posters) == "suspended"
+
+    # then that one step ran on the person's approval of its quote — no second card for the same step
+    order = Order.objects.get()
+    assert (order.authorisation, order.amount, order.status) == ("quote", 40, "held")
+    assert GenerationJob.objects.count() == 1
+    assert not Card.objects.filter(task=posters, status=CardStatus.OPEN).exists()
