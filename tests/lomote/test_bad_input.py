@@ -160,6 +160,40 @@ def test_it_refuses_bad_names(owner, write_urls, route, name):
     assert snapshot() == before
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        pytest.param(
+            "billing/quotes/", {"operation": "image.generate", "params": {"style": "x\x00"}}, "params", id="nul"
+        ),
+        pytest.param(
+            "billing/quotes/", {"operation": "image.generate", "params": {"s": "\udc00"}}, "params", id="surrogate"
+        ),
+        pytest.param(
+            "billing/quotes/", {"operation": "image.generate", "params": {"k\x00": 1}}, "params", id="nul-key"
+        ),
+        pytest.param(
+            "artifacts/", {"kind": "flow", "title": "F", "graph": {"nodes": {"a\ud800": {}}}}, "graph", id="deep"
+        ),
+        pytest.param("billing/quotes/", {"operation": "image.generate", "x\x00": 1}, "non_field_errors", id="top-key"),
+    ],
+)
+def test_it_refuses_text_postgresql_cannot_store_in_free_form_json(owner, workspace, path, body, field):
+    # given a JSON body whose free-form part (not a text field) holds NUL or an unpaired surrogate, escaped
+    from billing.models import Quote
+    from workspace.models import Artifact
+
+    before = (snapshot(), Quote.objects.count(), Artifact.objects.count())
+
+    # when it is sent
+    response = _send_raw(owner, "post", f"/api/v1/workspaces/{workspace.pk}/{path}", json.dumps(body))
+
+    # then 400 on the field carrying it (never the database's 500), and nothing was written
+    error = assert_error(response, 400, "invalid")
+    assert set(error["details"]["fields"]) == {field}
+    assert (snapshot(), Quote.objects.count(), Artifact.objects.count()) == before
+
+
 @pytest.mark.parametrize("route", WRITE_ROUTES)
 def test_it_refuses_a_missing_required_field(owner, write_urls, route):
     # given an empty object
