@@ -3,11 +3,21 @@
 from django.db.models import Max
 from django.utils import timezone
 
-from agents.models import ACTIVE_TURN_STATUSES, ModelLease, ModelProfile, ProviderKind, Task, TaskStatus, Turn
+from agents.models import (
+    ACTIVE_TURN_STATUSES,
+    ChecklistStatus,
+    ModelLease,
+    ModelProfile,
+    ProviderKind,
+    Task,
+    TaskStatus,
+    Turn,
+)
 from agents.runtime.queue import enqueue_turn
 from agents.transitions import task_move
 from workspace.services.events import event_append
 
+OPEN_ITEM_STATUSES = (ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS)
 SCRIPTED_DEFAULT = {"provider": ProviderKind.SCRIPTED, "model": "lomote-scripted-planner-1", "base_url": ""}
 
 
@@ -55,9 +65,12 @@ def _lease_model(turn: Turn, task: Task) -> ModelLease:
 
 
 def task_status_data(task: Task) -> dict:
+    """The `task.status` event's data. `open_items` is the fact stall metrics read (agents/services/metrics.py):
+    how many checklist items were still open at that moment, recorded in the transaction that moved the task."""
     return {
         "task": task.pk,
         "status": task.status,
         "stop_reason": task.stop_reason,
         "waiting_for": task.waiting_for,
+        "open_items": task.checklist.filter(status__in=OPEN_ITEM_STATUSES).count(),
     }

@@ -847,6 +847,7 @@ def test_it_cancels_a_task_and_fences_out_its_turn(world, client_as):
         "status": "cancelled",
         "stop_reason": "cancelled_by_person",
         "waiting_for": {},
+        "open_items": 0,
     }
     assert [s["status"] for s in statuses] == ["active", "cancelled"]
 
@@ -901,6 +902,7 @@ def test_it_resumes_a_paused_task_with_nothing_to_do_as_idle(world, client_as):
         "status": "idle",
         "stop_reason": "resumed",
         "waiting_for": {},
+        "open_items": 0,
     }
 
 

@@ -10,10 +10,11 @@ from django.conf import settings
 from django.core.management import call_command
 
 from agents.models import MainMessage, Task, TaskStatus
+from agents.services.metrics import stalls_count
 from billing.models import Order
 from workspace.models import Artifact
 
-CONTINUES = "“Continue” messages the person had to send: 0"
+STALLS = "measured from the stored task status events and cards): 0"
 
 
 @pytest.mark.postgres
@@ -31,7 +32,9 @@ def test_it_runs_the_headline_flow_on_postgresql():
     assert posters.count() == 3 and all(a.versions.count() == 2 for a in posters)
     assert Artifact.objects.filter(kind="video").count() == 1
     assert set(Order.objects.values_list("status", flat=True)) == {"captured"}
-    assert CONTINUES in out.getvalue()
+    # and no task ever stopped with work left and nothing to answer, by the stored facts the summary printed
+    assert stalls_count(workspace_id=Task.objects.first().workspace_id) == 0
+    assert STALLS in out.getvalue()
 
 
 def test_it_runs_the_headline_flow_on_a_fresh_sqlite_database(tmp_path):
@@ -49,4 +52,4 @@ def test_it_runs_the_headline_flow_on_a_fresh_sqlite_database(tmp_path):
     )
     # then it exits 0 with the summary
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "→ follow_up" in result.stdout and CONTINUES in result.stdout
+    assert "→ follow_up" in result.stdout and STALLS in result.stdout

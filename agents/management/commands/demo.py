@@ -22,10 +22,11 @@ from django.db import close_old_connections, transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from agents.models import Card, CardKind, CardStatus, InboxMessage, MainMessage, Route, Task, TaskStatus
+from agents.models import Card, CardKind, CardStatus, MainMessage, Route, Task, TaskStatus
 from agents.runtime.watchdog import watchdog_sweep
 from agents.services.cards import card_act
 from agents.services.main import main_message_post
+from agents.services.metrics import stalls_list
 from billing.models import Order
 from billing.services.wallets import wallet_reconcile, wallet_topup
 from lomote.database import current_database_url
@@ -181,18 +182,15 @@ class Command(BaseCommand):
         out(f"Charges: {orders.filter(status='captured').count()} captured, {captured} credits")
         ok, expected, actual = wallet_reconcile(self.workspace_id)
         out(f"Wallet: {actual} — {'reconciles with the ledger' if ok else f'DOES NOT reconcile: expected {expected}'}")
-        continues = sum(
-            1
-            for text in [
-                *MainMessage.objects.filter(workspace_id=self.workspace_id).values_list("text", flat=True),
-                *InboxMessage.objects.filter(task__workspace_id=self.workspace_id, source="person").values_list(
-                    "text", flat=True
-                ),
-            ]
-            if text.strip().lower().rstrip(".!") in {"continue", "go on", "continue please", "please continue"}
+        stalls = stalls_list(workspace_id=self.workspace_id)
+        out(
+            f"Stalls (a task stopped with open checklist items and no card open, measured from the stored "
+            f"task status events and cards): {len(stalls)}"
         )
-        out(f"“Continue” messages the person had to send: {continues}")
-        if not ok or continues:
+        for stall in stalls:
+            when = f"{stall.at:%H:%M:%S}"
+            out(f"  task #{stall.task_id} at {when}: {stall.status} ({stall.reason}), {stall.open_items} item(s) open")
+        if not ok or stalls:
             raise CommandError("the demo did not end as it should")
 
 
