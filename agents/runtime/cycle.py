@@ -4,7 +4,8 @@ checklist complete → done; pending messages → next turn; stopped at a checkp
 the runtime's own confirm card (safety net); no progress → stop with a reason; progress made and items left
 → next turn on its own (the person never types "continue"), unless the task's autonomy is "ask" (a confirm
 card instead); a wait → suspend and free the worker, with the card a person's wait needs. Each ending is one
-fenced transaction that also records the event the person sees.
+fenced transaction that also records the event the person sees and rewrites the task's summary
+(agents/services/summaries.py).
 """
 
 from django.conf import settings
@@ -17,6 +18,7 @@ from agents.runtime.fencing import fence
 from agents.runtime.queue import enqueue_turn
 from agents.services.cards import card_open_for_wait, card_open_safety_net, card_open_to_continue, checkpoint_unasked
 from agents.services.generation_results import decide_after_jobs
+from agents.services.summaries import task_summary_write
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move, turn_move
 from workspace.services.events import event_append
@@ -61,62 +63,75 @@ def cycle_end(turn_id: int, generation: int, task_id: int | None = None) -> str:
     with transaction.atomic():
         task, turn = fence(turn_id, generation, task_id)
         _end_turn(task, turn, TurnStatus.COMPLETED)
-        checklist = list(task.checklist.values_list("status", flat=True))
-        open_items = sum(1 for status in checklist if status in OPEN)
-        if checklist and not open_items:
-            task.auto_turns = 0
-            _set_task(task, TaskStatus.DONE, reason="checklist_complete")
-            return "done"
-        if _has_pending_inbox(task):
-            task.auto_turns = 0
-            task.save(update_fields=["auto_turns"])
-            turn_start(task=task, trigger="message")
-            return "next_turn"
-        # Safety net: stopped at a checkpoint nobody was asked about — the runtime asks, the task waits.
-        checkpoint = checkpoint_unasked(task) if open_items else None
-        if checkpoint is not None:
-            card = card_open_safety_net(task, checkpoint, turn=turn)
-            _set_task(task, TaskStatus.WAITING, reason="checkpoint", waiting_for=_card_wait(card, safety_net=True))
-            return "checkpoint"
-        if open_items and not turn.made_progress:
-            _set_task(task, TaskStatus.IDLE, reason="no_progress")
-            return "no_progress"
-        if open_items and task.auto_turns >= settings.LOMOTE_MAX_AUTO_TURNS:
-            _set_task(task, TaskStatus.IDLE, reason="auto_turn_cap")
-            return "auto_turn_cap"
-        if open_items and task.autonomy == Autonomy.ASK:
-            # Going on by itself needs autonomy beyond "ask": a person confirms each next step.
-            card = card_open_to_continue(task, turn=turn)
-            _set_task(task, TaskStatus.WAITING, reason="checkpoint", waiting_for=_card_wait(card, next_step=True))
-            return "checkpoint"
-        if open_items:
-            task.auto_turns += 1
-            task.save(update_fields=["auto_turns"])
-            turn_start(task=task, trigger="auto_continue")
-            return "auto_continue"
+        outcome = _decide(task, turn)
+        task_summary_write(task)
+        return outcome
+
+
+def _decide(task: Task, turn: Turn) -> str:
+    """What follows a completed cycle (task and turn locked, in the turn's ending transaction)."""
+    checklist = list(task.checklist.values_list("status", flat=True))
+    open_items = sum(1 for status in checklist if status in OPEN)
+    if checklist and not open_items:
         task.auto_turns = 0
-        _set_task(task, TaskStatus.IDLE, reason="answered")
-        return "answered"
+        _set_task(task, TaskStatus.DONE, reason="checklist_complete")
+        return "done"
+    if _has_pending_inbox(task):
+        task.auto_turns = 0
+        task.save(update_fields=["auto_turns"])
+        turn_start(task=task, trigger="message")
+        return "next_turn"
+    # Safety net: stopped at a checkpoint nobody was asked about — the runtime asks, the task waits.
+    checkpoint = checkpoint_unasked(task) if open_items else None
+    if checkpoint is not None:
+        card = card_open_safety_net(task, checkpoint, turn=turn)
+        _set_task(task, TaskStatus.WAITING, reason="checkpoint", waiting_for=_card_wait(card, safety_net=True))
+        return "checkpoint"
+    if open_items and not turn.made_progress:
+        _set_task(task, TaskStatus.IDLE, reason="no_progress")
+        return "no_progress"
+    if open_items and task.auto_turns >= settings.LOMOTE_MAX_AUTO_TURNS:
+        _set_task(task, TaskStatus.IDLE, reason="auto_turn_cap")
+        return "auto_turn_cap"
+    if open_items and task.autonomy == Autonomy.ASK:
+        # Going on by itself needs autonomy beyond "ask": a person confirms each next step.
+        card = card_open_to_continue(task, turn=turn)
+        _set_task(task, TaskStatus.WAITING, reason="checkpoint", waiting_for=_card_wait(card, next_step=True))
+        return "checkpoint"
+    if open_items:
+        task.auto_turns += 1
+        task.save(update_fields=["auto_turns"])
+        turn_start(task=task, trigger="auto_continue")
+        return "auto_continue"
+    task.auto_turns = 0
+    _set_task(task, TaskStatus.IDLE, reason="answered")
+    return "answered"
 
 
 def turn_suspend(turn_id: int, generation: int, task_id: int | None = None) -> str:
     """A tool asked to wait (a person's answer, a generation job): end the turn and free the worker."""
     with transaction.atomic():
         task, turn = fence(turn_id, generation, task_id)
-        waiting_for = turn.checkpoint.get("suspend") or {}
-        _end_turn(task, turn, TurnStatus.SUSPENDED, reason=f"waiting_for_{waiting_for.get('type', 'event')}")
-        if waiting_for.get("type") == "person" and _has_pending_inbox(task):
-            turn_start(task=task, trigger="message")  # the answer is already here
-            return "next_turn"
-        card = card_open_for_wait(task, waiting_for, turn=turn)
-        if card is not None:
-            waiting_for = {**waiting_for, "card": card.pk}
-        _set_task(task, TaskStatus.WAITING, reason="waiting", waiting_for=waiting_for)
-        if waiting_for.get("type") == "jobs":
-            # Fast jobs may have settled before this commit; their reaction saw a running task.
-            outcome = decide_after_jobs(task)
-            return "suspended" if outcome == "waiting" else outcome
-        return "suspended"
+        outcome = _suspend(task, turn)
+        task_summary_write(task)
+        return outcome
+
+
+def _suspend(task: Task, turn: Turn) -> str:
+    waiting_for = turn.checkpoint.get("suspend") or {}
+    _end_turn(task, turn, TurnStatus.SUSPENDED, reason=f"waiting_for_{waiting_for.get('type', 'event')}")
+    if waiting_for.get("type") == "person" and _has_pending_inbox(task):
+        turn_start(task=task, trigger="message")  # the answer is already here
+        return "next_turn"
+    card = card_open_for_wait(task, waiting_for, turn=turn)
+    if card is not None:
+        waiting_for = {**waiting_for, "card": card.pk}
+    _set_task(task, TaskStatus.WAITING, reason="waiting", waiting_for=waiting_for)
+    if waiting_for.get("type") == "jobs":
+        # Fast jobs may have settled before this commit; their reaction saw a running task.
+        outcome = decide_after_jobs(task)
+        return "suspended" if outcome == "waiting" else outcome
+    return "suspended"
 
 
 def turn_stop(turn_id: int, generation: int, task_id: int | None = None, *, reason: str) -> str:
@@ -125,6 +140,7 @@ def turn_stop(turn_id: int, generation: int, task_id: int | None = None, *, reas
         task, turn = fence(turn_id, generation, task_id)
         _end_turn(task, turn, TurnStatus.STOPPED, reason=reason)
         _set_task(task, TaskStatus.IDLE, reason=reason)
+        task_summary_write(task)
     return reason
 
 
@@ -147,6 +163,7 @@ def turn_fail(turn_id: int, generation: int, *, code: str, message: str) -> str:
             task, turn = fence(turn_id, generation)
             _end_turn(task, turn, TurnStatus.FAILED, reason=code, error={"code": code, "message": message})
             _set_task(task, TaskStatus.IDLE, reason=code)
+            task_summary_write(task)
     except Fenced:
         return "fenced"
     return "failed"

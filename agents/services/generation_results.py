@@ -15,6 +15,7 @@ from django.db.models import Exists, OuterRef, Subquery
 from agents.locks import task_qs_for_update
 from agents.models import Autonomy, ChecklistItem, ChecklistStatus, Task, TaskStatus, ToolCall, Turn
 from agents.services.cards import card_open_to_continue, task_wait_for_card
+from agents.services.summaries import task_summary_write
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move
 from billing.selectors import approvals_granted_since
@@ -63,7 +64,9 @@ def task_job_settled(*, task_id: int, job_id: int) -> str:
     if task.status == TaskStatus.CANCELLED:
         return "cancelled"  # the money was settled with the job; a stopped task stays as it is
     job_result_record(task=task, job=job)
-    return decide_after_jobs(task)
+    outcome = decide_after_jobs(task)
+    task_summary_write(task)  # a job may finish an item or the whole task with no turn ending
+    return outcome
 
 
 def decide_after_jobs(task: Task) -> str:

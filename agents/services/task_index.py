@@ -388,7 +388,7 @@ def _state(task: Task) -> str:
     return _cut("; ".join(parts), STATE_CHARS)
 
 
-def _artifact_refs(workspace_id: int, task_ids: list[int]) -> dict[int, list[tuple[int, str]]]:
+def task_artifacts_recent(*, workspace_id: int, task_ids: list[int]) -> dict[int, list[tuple[int, str]]]:
     """Up to ARTIFACTS_PER_TASK artifacts per task, newest first: those it created, then those its jobs made."""
     newest_first = [F("updated_at").desc(), F("id").desc()]
     created = (
@@ -465,7 +465,7 @@ def task_index_get(*, workspace_id: int, text: str) -> TaskIndex:
     missing = [task for task in tasks.values() if not hasattr(task, "embedding")]
     if missing:  # made without the receiver (bulk_create, old rows): index them now, it is at most 20 rows
         task_embeddings_refresh(tasks=missing)
-    refs = _artifact_refs(workspace_id, list(tasks))
+    refs = task_artifacts_recent(workspace_id=workspace_id, task_ids=list(tasks))
     message_vector = embed(text)
     entries = []
     for task_id in ids:

@@ -14,6 +14,7 @@ from agents.models import (
     TaskStatus,
     TurnStatus,
 )
+from agents.services.summaries import task_summary_write
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_can_move, task_move, turn_move
 from lomote.exceptions import Conflict, NotFound
@@ -87,6 +88,7 @@ def task_cancel(*, access: Access, task_id: int) -> Task:
     from agents.services.cards import cards_withdraw
 
     cards_withdraw(task, reason="task_cancelled")
+    task_summary_write(task)
     return task
 
 
@@ -100,6 +102,7 @@ def task_pause(*, access: Access, task_id: int) -> Task:
     task_move(task, TaskStatus.PAUSED, reason="paused_by_person")
     task.save(update_fields=["status", "stop_reason", "updated_at"])
     event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    task_summary_write(task)
     return task
 
 

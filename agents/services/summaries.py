@@ -1,0 +1,158 @@
+"""A task's summary: one paragraph on where it stands, rewritten when a turn ends (DESIGN §2).
+
+Goal, what is done, what remains, what the task waits for (or why it stopped), and its latest artifacts —
+composed from stored state only, in the task's language (English and French phrases; English otherwise). The
+Router's index searches and shows it (agents/services/task_index.py): saving it refreshes the task's search
+row in the same transaction.
+"""
+
+from django.db.models import Q
+
+from agents.models import Card, CardStatus, ChecklistStatus, Task, TaskStatus
+from agents.services.task_index import task_artifacts_recent
+
+MAX_SUMMARY = 600
+GOAL_CHARS = 100
+TITLES_SHOWN = 4
+TITLE_CHARS = 60
+
+PHRASES = {
+    "en": {
+        "no_plan": "No plan yet.",
+        "done": "Done {done}/{total}: {titles}.",
+        "none_done": "Nothing done yet (0/{total}).",
+        "left": "Left: {titles}.",
+        "skipped": "Skipped: {titles}.",
+        "in_progress": " (in progress)",
+        "waiting_card": "Waiting for the person's answer: “{card}”.",
+        "waiting_approval": "Waiting for the person to approve the spending.",
+        "waiting_jobs": "Waiting for {n} generation job(s).",
+        "waiting": "Waiting.",
+        "active": "Going on by itself.",
+        "paused": "Paused by the person.",
+        "stopped": "Stopped: {reason}.",
+        "finished": "Finished.",
+        "cancelled": "Cancelled.",
+        "failed": "Failed: {reason}.",
+        "artifacts": "Latest artifacts: {refs}.",
+        "more": "and {n} more",
+    },
+    "fr": {
+        "no_plan": "Pas encore de plan.",
+        "done": "Fait {done}/{total} : {titles}.",
+        "none_done": "Rien de fait pour l’instant (0/{total}).",
+        "left": "Reste : {titles}.",
+        "skipped": "Ignoré : {titles}.",
+        "in_progress": " (en cours)",
+        "waiting_card": "Attend la réponse de la personne : « {card} ».",
+        "waiting_approval": "Attend que la personne approuve la dépense.",
+        "waiting_jobs": "Attend {n} génération(s) en cours.",
+        "waiting": "En attente.",
+        "active": "Continue d’elle-même.",
+        "paused": "Mise en pause par la personne.",
+        "stopped": "Arrêtée : {reason}.",
+        "finished": "Terminée.",
+        "cancelled": "Annulée.",
+        "failed": "Échec : {reason}.",
+        "artifacts": "Derniers artefacts : {refs}.",
+        "more": "et {n} de plus",
+    },
+}
+# Stop reasons in words; an unknown reason is shown as it is stored.
+REASONS = {
+    "en": {
+        "no_progress": "no progress in its last turn",
+        "auto_turn_cap": "too many turns in a row without the person",
+        "generation_failed": "a generation failed",
+        "spending_declined": "the person declined the spending",
+        "step_cap": "step limit reached",
+        "token_cap": "token limit reached",
+        "answered": "answered",
+    },
+    "fr": {
+        "no_progress": "aucun progrès au dernier tour",
+        "auto_turn_cap": "trop de tours d’affilée sans la personne",
+        "generation_failed": "une génération a échoué",
+        "spending_declined": "la personne a refusé la dépense",
+        "step_cap": "limite d’étapes atteinte",
+        "token_cap": "limite de jetons atteinte",
+        "answered": "réponse donnée",
+    },
+}
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _listing(titles: list[str], phrases: dict[str, str]) -> str:
+    shown = [_cut(t, TITLE_CHARS) for t in titles[:TITLES_SHOWN]]
+    if len(titles) > TITLES_SHOWN:
+        shown.append(phrases["more"].format(n=len(titles) - TITLES_SHOWN))
+    return "; ".join(shown)
+
+
+def _state(task: Task, phrases: dict[str, str], lang: str) -> str:
+    reason = REASONS[lang].get(task.stop_reason, task.stop_reason.replace("_", " "))
+    if task.status == TaskStatus.WAITING:
+        waiting = task.waiting_for or {}
+        if waiting.get("type") == "jobs":
+            return phrases["waiting_jobs"].format(n=len(waiting.get("jobs") or []))
+        card = Card.objects.filter(task=task, status=CardStatus.OPEN).filter(
+            Q(pk=waiting.get("card")) if waiting.get("card") else Q()
+        )
+        title = card.order_by("-created_at").values_list("title", flat=True).first()
+        if title:
+            return phrases["waiting_card"].format(card=_cut(title, 120))
+        return phrases["waiting_approval"] if waiting.get("type") == "approval" else phrases["waiting"]
+    if task.status == TaskStatus.IDLE:
+        return phrases["stopped"].format(reason=reason) if reason else ""
+    if task.status == TaskStatus.FAILED:
+        return phrases["failed"].format(reason=reason)
+    key = {
+        TaskStatus.ACTIVE: "active",
+        TaskStatus.PAUSED: "paused",
+        TaskStatus.DONE: "finished",
+        TaskStatus.CANCELLED: "cancelled",
+    }[task.status]
+    return phrases[key]
+
+
+def task_summary_compose(task: Task) -> str:
+    """The paragraph for the task as it stands in the database now."""
+    lang = "fr" if (task.language or "").lower().startswith("fr") else "en"
+    phrases = PHRASES[lang]
+    goal = _cut(task.brief or task.title, GOAL_CHARS).rstrip(".!?…") or _cut(task.title, GOAL_CHARS)
+    parts = [f"{goal[:1].upper()}{goal[1:]}." if goal else ""]
+    items = list(task.checklist.order_by("position").values_list("title", "status"))
+    if not items:
+        parts.append(phrases["no_plan"])
+    else:
+        done = [t for t, s in items if s == ChecklistStatus.DONE]
+        left = [t for t, s in items if s == ChecklistStatus.PENDING]
+        left = [t + phrases["in_progress"] for t, s in items if s == ChecklistStatus.IN_PROGRESS] + left
+        skipped = [t for t, s in items if s == ChecklistStatus.SKIPPED]
+        if done:
+            parts.append(phrases["done"].format(done=len(done), total=len(items), titles=_listing(done, phrases)))
+        else:
+            parts.append(phrases["none_done"].format(total=len(items)))
+        if left:
+            parts.append(phrases["left"].format(titles=_listing(left, phrases)))
+        if skipped:
+            parts.append(phrases["skipped"].format(titles=_listing(skipped, phrases)))
+    parts.append(_state(task, phrases, lang))
+    refs = task_artifacts_recent(workspace_id=task.workspace_id, task_ids=[task.pk]).get(task.pk, [])
+    if refs:
+        parts.append(phrases["artifacts"].format(refs=", ".join(f"#{pk} “{title}”" for pk, title in refs)))
+    return _cut(" ".join(p for p in parts if p), MAX_SUMMARY)
+
+
+def task_summary_write(task: Task) -> str:
+    """Rewrite the summary of `task` (its row locked by the caller, at the end of a turn). Saving it refreshes
+    the task's search row in the same transaction (the post_save receiver of agents/services/task_index.py)."""
+    summary = task_summary_compose(task)
+    if summary != task.summary:
+        task.summary = summary
+        task.save(update_fields=["summary"])
+    return summary
