@@ -15,7 +15,12 @@ What it does, in order, at each step:
    carry each item's `artifacts`) → mark them done.
 5. Pending items whose kind (STRATEGIES below) has a visible tool → mark them in progress, then call the
    tool for each. A kind whose tool is not visible → `load_tools` for its domain once.
-6. Otherwise answer with the plan and what could not be done and why; if the person asked a question or
+6. Prose (a description, an email, a slogan, a summary…) is not something rules can write. The planner says
+   so at once on a card (`ask_user`): writing needs a model profile, here is how to set one, and meanwhile it
+   can make a skeleton document with the brief's headings. Choosing the skeleton makes a real document (the
+   item is then skipped, naming it: the text itself was not written); choosing to set a profile leaves a
+   confirm card whose answer starts the next turn, on that model.
+7. Otherwise answer with the plan and what could not be done and why; if the person asked a question or
    there is nothing to plan from, ask them with `ask_user` instead.
 
 Items "in progress" are never started again by the planner: a job is in flight or an earlier outcome needs
@@ -30,11 +35,14 @@ from typing import Any
 from agents.exceptions import ModelConfigError
 from agents.models import ProviderKind
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
+from agents.providers.skeleton import skeleton
+from lomote.subjects import request_subject
 
 MODEL_NAME = "lomote-scripted-planner-1"
 MAX_ITEMS = 12
 MAX_GENERATIONS_PER_STEP = 6
 MAX_TITLE = 120
+SHORT_REQUEST_WORDS = 5  # a request this short that names only a kind ("an animated logo") is its own title
 MAX_PROMPT = 1000
 
 
@@ -46,7 +54,15 @@ class Strategy:
     kind: str
     domain: str  # the `load_tools` domain that provides `tool`
     tool: str
-    keywords: frozenset[str]  # singular, lower case, English and French
+    keywords: frozenset[str]  # nouns naming what to make: singular, lower case, English, French, German, Spanish
+    # Adjectives that make the noun they qualify this kind: an "animated logo" is a video.
+    modifiers: frozenset[str] = frozenset()
+    # Verbs that decide the kind when they lead the request, whatever it names: "summarise the report".
+    leads: frozenset[str] = frozenset()
+    # Verbs that decide the kind only when no noun does: "write something about our tea".
+    verbs: frozenset[str] = frozenset()
+    # Prose takes a language model: the scripted planner cannot write it and says so (see `_Planner.prose`).
+    prose: bool = False
 
     def arguments(self, *, item: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
         prompt = item.get("title", "")
@@ -63,32 +79,63 @@ class Strategy:
         return {"prompt": prompt[:MAX_PROMPT], **arguments}
 
 
-# The first kind word in a title decides: "animated logo" is a video, "storyboard for the video" a document.
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# The first noun phrase naming a kind decides: "a poster with a caption" is an image, "storyboard for the video"
+# a document. Within a compound the last noun is the head ("video script" is text, "slogan poster" an image)
+# unless an adjective decides ("animated logo" is a video).
 STRATEGIES: tuple[Strategy, ...] = (
     Strategy(
         "video",
         "video",
         "generate_video",
-        frozenset("video vidéo clip animation animated animé animée teaser film gif reel trailer movie motion".split()),
+        _words("video vidéo clip animation animated animé animée teaser film gif reel trailer movie motion"),
+        modifiers=_words("animated animé animée motion animiert animado animada"),
+        leads=_words("animate anime animer animez animiere animieren anima animar"),
     ),
-    Strategy("3d", "3d", "generate_3d", frozenset("3d mesh sculpture figurine statuette".split())),
+    Strategy("3d", "3d", "generate_3d", _words("3d mesh sculpture figurine statuette"), modifiers=_words("3d")),
+    # What the offline planner can make honestly: structure (an outline, a shot list), not prose.
+    Strategy("document", "documents", "write_document", _words("document doc storyboard outline template trame")),
     Strategy(
-        "document",
+        "text",
         "documents",
         "write_document",
-        frozenset(
-            "document doc article text texte script scénario storyboard slogan tagline essay letter lettre email "
-            "blog report rapport outline synopsis".split()
+        _words(
+            """text copywriting description article blog essay letter email mail newsletter slogan tagline headline
+            caption bio biography summary translation script screenplay speech poem lyric tweet blurb
+            announcement report faq manifesto paragraph introduction synopsis transcript wording
+            message
+            texte accroche légende biographie résumé traduction scénario discours poème communiqué annonce rapport
+            paragraphe fiche essai lettre courriel paroles
+            beschreibung artikel aufsatz überschrift bildunterschrift biografie zusammenfassung übersetzung skript
+            drehbuch rede gedicht pressemitteilung bericht absatz einleitung produktbeschreibung werbetext
+            texto descripción artículo ensayo carta correo boletín eslogan lema titular leyenda biografía resumen
+            traducción guion guión discurso poema comunicado informe párrafo introducción sinopsis"""
         ),
+        leads=_words(
+            """summarise summarize translate proofread paraphrase reword rewrite describe
+            résume résumer résumez traduis traduire traduisez décris décrire décrivez reformule reformuler réécris
+            übersetze übersetzen zusammenfassen beschreibe beschreiben
+            traduce traducir resumir describe describir reescribe"""
+        ),
+        verbs=_words(
+            """write writing draft drafting compose
+            écris écrire écrivez rédige rédiger rédigez
+            schreib schreibe schreiben verfasse verfassen formuliere
+            escribe escribir redacta redactar"""
+        ),
+        prose=True,
     ),
     Strategy(
         "image",
         "image",
         "generate_image",
-        frozenset(
+        _words(
             "poster affiche image illustration logo photo picture banner bannière visual visuel drawing dessin "
             "icon icône flyer cover couverture artwork wallpaper sticker postcard thumbnail miniature portrait "
-            "painting peinture mockup packaging label étiquette badge mascot mascotte".split()
+            "painting peinture mockup packaging label étiquette badge mascot mascotte"
         ),
     ),
 )
@@ -101,22 +148,40 @@ CHANGE_WORDS = frozenset(
     claire sombre déplace déplacer bouge bouger change changer modifie modifier refais refaire plus moins""".split()
 )
 REVISION_PREFIX = "Revision requested: "
+# Prose the planner cannot write, for which the person chose a skeleton document on its card.
+SKELETON_EVIDENCE = "Skeleton document requested by the person (no language model to write the text)."
+# Words of a card answer choosing one of the prose card's options, in any language it offers them in.
+SKELETON_WORDS = frozenset("skeleton squelette trame gerüst gliederung esqueleto".split())
+PROFILE_WORDS = frozenset("profile profil perfil".split())
 # A video "from a photo" starts from an image of the workspace: found with search_assets first.
 PHOTO_WORDS = frozenset("photo photos picture pictures image images pic photograph selfie".split())
 QUERY_SKIP = frozenset(
     """a an the my our your this that these those of from into in to turn make create yesterday yesterday's
-    today today's last recent old new une un le la les de du des ma mon mes ta ton hier d'hier en""".split()
+    today today's last recent old new une un le la les de du des ma mon mes ta ton hier d'hier en
+    please also could can would you animate transform convert anime animer transforme transformer peux tu
+    s'il plaît stp""".split()
 )
+OF = frozenset("of de du des d".split())
 
 
-def photo_query(title: str) -> str | None:
-    """`Turn yesterday's cat photo into a video` → "cat photo" (the words naming the image)."""
-    words = re.findall(r"[\w']+", title.lower())
+def photo_query(text: str) -> str | None:
+    """The words naming the image to start from: `Turn yesterday's cat photo into a video` → "cat photo",
+    `Anime la photo de mon chien` → "photo chien"."""
+    words = re.findall(r"[\w']+", text.lower().replace("’", "'"))
     for i, word in enumerate(words):
         if word in PHOTO_WORDS:
             before = [w for w in words[max(0, i - 3) : i] if w not in QUERY_SKIP and not w.isdigit()]
-            return " ".join([*before[-2:], word])
+            after: list[str] = []
+            if i + 1 < len(words) and (words[i + 1] in OF or words[i + 1].startswith("d'")):
+                tail = [words[i + 1][2:]] if words[i + 1].startswith("d'") else []
+                tail += words[i + 2 : i + 5]
+                after = [w for w in tail if w and w not in QUERY_SKIP and not w.isdigit()][:1]
+            return " ".join([*before[-2:], word, *after])
     return None
+
+
+def skeleton_requested(item: dict[str, Any]) -> bool:
+    return str(item.get("evidence") or "") == SKELETON_EVIDENCE
 
 
 def revision_of(item: dict[str, Any]) -> str | None:
@@ -191,6 +256,25 @@ WORDS: dict[str, dict[str, str]] = {
         "needs_confirmation": " (needs your confirmation)",
         "revising": "you asked for a change to finished work (“{text}”): I will make new versions of {items}.",
         "searching": "I am looking for the image to start from: {query}.",
+        "prose_needs_model": (
+            "I cannot write {items}: I am Lomote's scripted planner, not a language model. Writing text needs a "
+            "model profile (an OpenAI-compatible model: OpenAI, vLLM, Ollama, llama.cpp…), set with "
+            "`manage.py model_profile … --default` (README, “Agent runtime”). Meanwhile I can create a skeleton "
+            "document with the brief's headings for you to fill in."
+        ),
+        "still_scripted": "This turn still ran on the scripted planner: no model profile is set yet.",
+        "opt_skeleton": "Create a skeleton document",
+        "opt_profile": "I'll set a model profile",
+        "await_profile": (
+            "Set the model profile (README, “Agent runtime”: `manage.py model_profile … --default`), then confirm "
+            "here: the next turn runs on that model and writes {items}."
+        ),
+        "skeleton_requested": "you chose a skeleton document for {items}: I am preparing it.",
+        "skeleton_made": (
+            "Skeleton document {artifact} created (headings only, no text written); the text itself needs a "
+            "model profile."
+        ),
+        "no_prose": "{item}: writing text needs a language model (a model profile), and I am a scripted planner.",
     },
     "fr": {
         "intro": "Planificateur scripté de Lomote (pas un LLM) :",
@@ -245,11 +329,38 @@ WORDS: dict[str, dict[str, str]] = {
         "needs_confirmation": " (à confirmer par vous)",
         "revising": "vous demandez une modification (« {text} ») : je fais de nouvelles versions de {items}.",
         "searching": "je cherche l’image de départ : {query}.",
+        "prose_needs_model": (
+            "Je ne peux pas écrire {items} : je suis le planificateur scripté de Lomote, pas un modèle de langage. "
+            "Écrire du texte demande un profil de modèle (un modèle compatible OpenAI : OpenAI, vLLM, Ollama, "
+            "llama.cpp…), à configurer avec `manage.py model_profile … --default` (README, « Agent runtime »). En "
+            "attendant, je peux créer un document squelette avec les titres de la demande, à compléter."
+        ),
+        "still_scripted": (
+            "Ce tour a encore été fait par le planificateur scripté : aucun profil de modèle n’est configuré."
+        ),
+        "opt_skeleton": "Créer un document squelette",
+        "opt_profile": "Je configure un profil de modèle",
+        "await_profile": (
+            "Configurez le profil de modèle (README, « Agent runtime » : `manage.py model_profile … --default`), "
+            "puis confirmez ici : le tour suivant utilisera ce modèle pour écrire {items}."
+        ),
+        "skeleton_requested": "vous avez choisi un document squelette pour {items} : je le prépare.",
+        "skeleton_made": (
+            "Document squelette {artifact} créé (des titres seulement, aucun texte écrit) ; le texte lui-même "
+            "demande un profil de modèle."
+        ),
+        "no_prose": "{item} : écrire du texte demande un modèle de langage (un profil de modèle) ; je suis un "
+        "planificateur scripté.",
     },
 }
+# A kind's name for a title when no noun of the request names it ("animate the photo" is a video).
+KIND_LABELS = {
+    "en": {"image": "image", "video": "video", "3d": "3D model", "document": "document", "text": "text"},
+    "fr": {"image": "image", "video": "vidéo", "3d": "modèle 3D", "document": "document", "text": "texte"},
+}
 KIND_NAMES = {
-    "en": {"image": "image", "video": "video", "3d": "3D", "document": "document"},
-    "fr": {"image": "d’image", "video": "de vidéo", "3d": "3D", "document": "de document"},
+    "en": {"image": "image", "video": "video", "3d": "3D", "document": "document", "text": "text"},
+    "fr": {"image": "d’image", "video": "de vidéo", "3d": "3D", "document": "de document", "text": "de texte"},
 }
 DOMAIN_NAMES = {
     "en": {"image": "image", "video": "video", "3d": "3D", "documents": "document", "flows": "Flow", "assets": "asset"},
@@ -329,25 +440,70 @@ def _singular(word: str, lang: str) -> str:
 
 
 def classify(text: str) -> Strategy | None:
-    """The strategy of the first kind word in the text: "a poster with a text" is an image.
+    """The kind of thing a request (or a checklist item's title) asks to make; None when nothing says.
 
-    What something is turned *into* wins: "turn the cat photo into a video" is a video.
+    In order: a leading verb that decides by itself ("summarise the report" is text, "animate the photo" a
+    video); what something is turned *into* ("turn the cat photo into a video" is a video); the first noun
+    phrase naming a kind ("a poster with a caption" is an image); a verb of writing ("write something about our
+    tea" is text).
     """
+    found = _classify(text)
+    return found[0] if found else None
+
+
+def _classify(text: str) -> tuple[Strategy, str | None] | None:
+    """`classify`, with the noun that named the kind in the person's words (None when a verb or an adjective
+    decided)."""
+    lead = _leading_word(text)
+    for strategy in STRATEGIES:
+        if lead in strategy.leads:
+            return strategy, None
     target = re.split(r"\binto\b|\ben\s+(?=(?:une?\s+)?\w+)", text, maxsplit=1, flags=re.IGNORECASE)
     if len(target) == 2 and target[1].strip():
-        found = _classify_tokens(target[1])
+        found = _classify_phrase(target[1])
         if found is not None:
             return found
-    return _classify_tokens(text)
+    found = _classify_phrase(text)
+    if found is not None:
+        return found
+    tokens = set(_tokens(text))
+    return next(((strategy, None) for strategy in STRATEGIES if tokens & strategy.verbs), None)
 
 
-def _classify_tokens(text: str) -> Strategy | None:
-    for token in _tokens(text):
-        forms = {token, _singular(token, "en"), _singular(token, "fr")}
-        for strategy in STRATEGIES:
-            if forms & strategy.keywords:
-                return strategy
-    return None
+# Words before the verb of a request: "could you please", "peux-tu", "kannst du bitte", "por favor".
+FILLER = _words(
+    """please also kindly just now then and so can could would will you i i'd d like want need to me us
+    s il te plaît plait stp svp merci aussi peux pourrais pouvez pourriez tu vous je veux voudrais aimerais j
+    bitte auch kannst könntest du sie ich möchte por favor también puedes podrías quiero"""
+)
+
+
+def _leading_word(text: str) -> str:
+    return next((token for token in _tokens(text) if token not in FILLER), "")
+
+
+def _kind_of(token: str) -> Strategy | None:
+    forms = {token, _singular(token, "en"), _singular(token, "fr")}
+    return next((strategy for strategy in STRATEGIES if forms & strategy.keywords), None)
+
+
+def _classify_phrase(text: str) -> tuple[Strategy, str | None] | None:
+    """The kind of the first run of adjacent kind words: its deciding adjective, else its last noun (the head)."""
+    run: list[tuple[str, Strategy]] = []
+    for token in re.findall(r"\w+|[^\w\s]", text.lower()):
+        strategy = _kind_of(token) if token[0].isalnum() or token[0] == "_" else None
+        if strategy is not None:
+            run.append((token, strategy))
+            continue
+        if run:
+            break
+    if not run:
+        return None
+    for token, _ in run:
+        decided = next((s for s in STRATEGIES if token in s.modifiers), None)
+        if decided is not None:
+            return decided, None
+    return run[-1][1], run[-1][0]
 
 
 def _strip_lead_in(text: str, lang: str) -> str:
@@ -392,22 +548,52 @@ def _count(text: str, lang: str) -> tuple[int, str] | None:
     return n, phrase
 
 
-def _series(n: int, phrase: str, lang: str) -> list[str]:
-    words = phrase.split()
-    cut = next((i for i, w in enumerate(words) if i > 0 and w.lower() in PREPOSITIONS[lang]), len(words))
-    if lang == "fr":  # the noun comes first and its adjectives agree with it
-        words = [_singular(w, lang) for w in words[:cut]] + words[cut:]
-        head = words[0]
-    else:
-        words[cut - 1] = _singular(words[cut - 1], lang)
-        head = words[cut - 1]
-    of = WORDS[lang]["of"]
-    description = " ".join(words)
-    return [_title(f"{head.capitalize()} {i} {of} {n} — {description}") for i in range(1, n + 1)]
+def _kind_label(text: str, lang: str) -> tuple[Strategy | None, str]:
+    """The kind a request asks for and the noun to title it with: the person's own ("teaser", "affiche"),
+    else the kind's name ("animate the photo" → "Video")."""
+    found = _classify(text)
+    if found is None:
+        return None, ""
+    strategy, head = found
+    word = _singular(head, lang) if head else KIND_LABELS[lang][strategy.kind]
+    return strategy, word[:1].upper() + word[1:]
+
+
+def _names_a_kind(phrase: str) -> bool:
+    return any(_kind_of(token) is not None for token in _tokens(phrase))
+
+
+def _titles(text: str, lang: str, count: int | None = None) -> list[str]:
+    """Titles from the subject of the request, never the request itself: "Also turn yesterday's cat photo into
+    a video" → "Video — cat"; "3 posters for a jazz festival" → "Poster 1 of 3 — jazz festival", …
+
+    When the subject is only the kind and its style ("retro posters"), that is the title ("Retro poster 1 of
+    3"). [] when the request names no kind of work (the caller keeps its words).
+    """
+    strategy, label = _kind_label(text, lang)
+    if strategy is None:
+        return []
+    subject = request_subject(text, lang)
+    if all(w.isdigit() or w.lower() in UNITS for w in subject.split()):  # "posters at 3 pm" has no subject
+        subject = ""
+    numbers = [f" {i} {WORDS[lang]['of']} {count}" for i in range(1, count + 1)] if count else [""]
+    if subject and not _names_a_kind(subject):
+        return [_title(f"{label}{number} — {subject}") for number in numbers]
+    # No subject beyond the kind itself: a short request is its own name ("an animated logo", "a video
+    # teaser"); otherwise the kind with its style words ("retro posters" → "Retro poster 1 of 3").
+    own = _strip_article(_strip_lead_in(" ".join(text.split()), lang), lang).rstrip(" ?¿!.")
+    if not count and len(own.split()) <= SHORT_REQUEST_WORDS:
+        return [_title(own)]
+    base = " ".join(w if _kind_of(w) is None else _singular(w, lang) for w in subject.split()) or label
+    return [_title(f"{base}{number}") for number in numbers]
 
 
 def items_from_brief(brief: str, lang: str) -> list[str]:
-    """Checklist item titles for a brief; [] when there is nothing to plan from."""
+    """Checklist item titles for a brief; [] when there is nothing to plan from.
+
+    A listed brief (one item per line) keeps the person's own item names. Otherwise each thing to make ("a
+    poster, a flyer and a video", a counted series, or one piece) is titled from the request's subject.
+    """
     brief = (brief or "").strip()
     if not brief:
         return []
@@ -420,13 +606,11 @@ def items_from_brief(brief: str, lang: str) -> list[str]:
         titles: list[str] = []
         for part in parts:
             counted = _count(part, lang)
-            titles += _series(*counted, lang) if counted else [_title(_strip_article(part, lang))]
+            titles += _titles(part, lang, counted[0] if counted else None)
         return titles[:MAX_ITEMS]
     bare = re.sub(SERIES[lang], "", _strip_article(core, lang), count=1, flags=re.IGNORECASE)
     counted = _count(bare, lang)
-    if counted:
-        return _series(*counted, lang)
-    return [_title(_strip_article(core, lang))]
+    return _titles(brief, lang, counted[0] if counted else None) or [_title(_strip_article(core, lang))]
 
 
 # --- the planner ------------------------------------------------------------------------------------------
@@ -588,7 +772,14 @@ class _Planner:
                 finished.append((item, result.get("name"), artifact))
         if finished and self.can("update_checklist"):
             updates = [
+                # A skeleton is not the text asked for: the item is skipped, saying where the skeleton is.
                 {
+                    "position": item["position"],
+                    "status": "skipped",
+                    "evidence": w["skeleton_made"].format(artifact=_short(artifact)),
+                }
+                if skeleton_requested(item)
+                else {
                     "position": item["position"],
                     "status": "done",
                     "evidence": w["done_evidence"].format(artifact=_short(artifact), tool=tool),
@@ -628,12 +819,16 @@ class _Planner:
                 [("update_checklist", {"updates": updates})],
             )
         pending = [i for i in self.checklist if i.get("status") == "pending"]
+        prose = [i for i in pending if self.needs_prose(i)]
+        skeletons = self.skeletons_chosen(prose)
+        if skeletons is not None:
+            return skeletons
         actionable: list[tuple[dict[str, Any], Strategy]] = []
         to_load: list[str] = []
         waiting: list[dict[str, Any]] = []
         for item in pending:
             strategy = self.strategy_for(item)
-            if strategy is None:
+            if strategy is None or item in prose:
                 continue
             if self.can(strategy.tool):
                 actionable.append((item, strategy))
@@ -663,8 +858,8 @@ class _Planner:
                     {
                         "position": item["position"],
                         "status": "in_progress",
-                        # A revision keeps its request as evidence until the new version lands.
-                        "evidence": revision_of(item)
+                        # A revision or a skeleton keeps its request as evidence until the result lands.
+                        "evidence": (revision_of(item) or skeleton_requested(item))
                         and item["evidence"]
                         or w["started_evidence"].format(tool=strategy.tool, step=self.step),
                     }
@@ -673,10 +868,57 @@ class _Planner:
                 calls.append(("update_checklist", {"updates": updates}))
             calls += [(s.tool, self.arguments(item, s)) for item, s in batch]
             return Decision([w["generating"].format(items=self.items_label([i for i, _ in batch]))], calls)
+        if prose and self.can("ask_user") and not self.asked():
+            return self.ask_about_prose(prose)
         question = self.question()
-        if question and self.can("ask_user") and not any(r.get("name") == "ask_user" for r in self.results):
+        if question and self.can("ask_user") and not self.asked():
             return self.ask(w["ask_question"].format(question=_short(question)), [w["opt_keep"], w["opt_new"]])
         return Decision(self.summary())
+
+    # -- prose: the scripted planner cannot write it, and says so on a card --
+
+    def needs_prose(self, item: dict[str, Any]) -> bool:
+        """A pending item of text to write, for which no skeleton was chosen."""
+        strategy = self.strategy_for(item)
+        return strategy is not None and strategy.prose and not skeleton_requested(item)
+
+    def card_answers(self) -> list[str]:
+        """What the person answered on cards in the new messages ("" for a bare confirmation)."""
+        answers = []
+        for message in self.messages:
+            text = (message.get("text") or "").strip()
+            if text.startswith("[card "):
+                match = CARD_ANSWER.match(text)
+                answers.append(match.group("answer") if match else "")
+        return answers
+
+    def skeletons_chosen(self, prose: list[dict[str, Any]]) -> Decision | None:
+        """The person chose a skeleton on the prose card: record it on the items (the choice is read once)."""
+        chosen = any(SKELETON_WORDS & _singular_tokens(a) for a in self.card_answers())
+        if not prose or not chosen or not self.can("update_checklist"):
+            return None
+        updates = [{"position": i["position"], "status": "pending", "evidence": SKELETON_EVIDENCE} for i in prose]
+        calls: list[tuple[str, dict[str, Any]]] = [("update_checklist", {"updates": updates})]
+        if not self.can("write_document") and self.can("load_tools"):
+            calls.append(("load_tools", {"domain": "documents"}))
+        return Decision([self.words["skeleton_requested"].format(items=self.items_label(prose))], calls)
+
+    def ask_about_prose(self, prose: list[dict[str, Any]]) -> Decision:
+        """Say at once what writing needs (a model profile), how to set it, and offer a skeleton meanwhile."""
+        w = self.words
+        items = ", ".join(f"“{_short(i.get('title'), 60)}”" for i in prose[:3]) + (" …" if len(prose) > 3 else "")
+        answers = self.card_answers()
+        if any(PROFILE_WORDS & _singular_tokens(a) for a in answers):
+            # A confirm card: the person's confirmation starts the next turn, on the profile they set.
+            question = w["await_profile"].format(items=items)
+            return Decision([question], [("ask_user", {"question": question})])
+        question = w["prose_needs_model"].format(items=items)
+        if answers:  # answered the earlier card, yet this turn still runs on the scripted planner
+            question = f"{w['still_scripted']} {question}"
+        return self.ask(question, [w["opt_skeleton"], w["opt_profile"]])
+
+    def asked(self) -> bool:
+        return any(r.get("name") == "ask_user" for r in self.results)
 
     def found_image(self, query: str) -> int | None:
         """The first image a search for `query` found at the previous step."""
@@ -693,21 +935,31 @@ class _Planner:
             return []
         searches = []
         for item, strategy in actionable:
-            query = photo_query(item.get("title") or "") if strategy.kind == "video" else None
+            query = self.photo_query(item) if strategy.kind == "video" else None
             if query and self.found_image(query) is None and not revision_of(item):
                 searches.append((item, query))
         return searches
 
     def arguments(self, item: dict[str, Any], strategy: "Strategy") -> dict[str, Any]:
+        if strategy.prose:  # only with a skeleton chosen: headings to fill in, never pretend text
+            title = item.get("title") or self.task.get("title") or "Document"
+            brief = (self.task.get("brief") or "").strip() or title
+            content = skeleton(title=title, brief=brief, lang=self.lang)
+            return {"title": title, "content": content, "checklist_position": item["position"]}
         arguments = strategy.arguments(item=item, task=self.task)
-        query = photo_query(item.get("title") or "") if strategy.kind == "video" else None
+        query = self.photo_query(item) if strategy.kind == "video" else None
         source = self.found_image(query) if query else None
         if source:
             arguments["source_artifact_id"] = source
-        seconds = re.search(r"(\d{1,2})[- ]?(?:s|sec|secs|second|seconds|seconde|secondes)\b", item.get("title") or "")
+        duration = r"(\d{1,2})[- ]?(?:s|sec|secs|second|seconds|seconde|secondes)\b"
+        seconds = re.search(duration, item.get("title") or "") or re.search(duration, self.task.get("brief") or "")
         if strategy.kind == "video" and seconds and 1 <= int(seconds.group(1)) <= 60:
             arguments["seconds"] = int(seconds.group(1))
         return arguments
+
+    def photo_query(self, item: dict[str, Any]) -> str | None:
+        """A title names its subject, not always the photo it starts from: the request says that."""
+        return photo_query(item.get("title") or "") or photo_query(self.task.get("brief") or "")
 
     def strategy_for(self, item: dict[str, Any]) -> Strategy | None:
         return classify(item.get("title") or "") or classify(self.task.get("brief") or "")
@@ -731,7 +983,7 @@ class _Planner:
         blocked: dict[Strategy | None, list[dict[str, Any]]] = {}
         for item in (i for i in self.checklist if i.get("status") == "pending"):
             strategy = self.strategy_for(item)
-            if strategy is None or not self.can(strategy.tool):
+            if strategy is None or not self.can(strategy.tool) or self.needs_prose(item):
                 blocked.setdefault(strategy, []).append(item)
         if blocked:
             lines.append(w["cannot"])
@@ -739,6 +991,8 @@ class _Planner:
                 label = self.items_label(items)
                 if strategy is None:
                     lines.append("- " + _capitalised(w["no_kind"].format(item=label)))
+                elif strategy.prose:
+                    lines.append("- " + _capitalised(w["no_prose"].format(item=label)))
                 else:
                     kind = KIND_NAMES[self.lang][strategy.kind]
                     lines.append("- " + _capitalised(w["no_tool"].format(item=label, kind=kind, tool=strategy.tool)))
@@ -758,6 +1012,10 @@ def _card_answer(text: str) -> str:
     if match:
         return match.group("answer").strip()
     return "" if "?" in text else text
+
+
+def _singular_tokens(text: str) -> set[str]:
+    return {form for token in _tokens(text) for form in (token, _singular(token, "en"), _singular(token, "fr"))}
 
 
 def _artifact_ref(artifact: Any) -> Any:

@@ -30,7 +30,9 @@ def test_it_runs_the_headline_flow_on_postgresql():
     assert set(Task.objects.values_list("status", flat=True)) == {TaskStatus.DONE}
     posters = Artifact.objects.filter(kind="image").exclude(title="Cat photo")
     assert posters.count() == 3 and all(a.versions.count() == 2 for a in posters)
-    assert Artifact.objects.filter(kind="video").count() == 1
+    # and the works are titled from the requests' subjects, not with the person's whole sentences
+    assert sorted(posters.values_list("title", flat=True)) == [f"Poster {n} of 3 — brand" for n in (1, 2, 3)]
+    assert list(Artifact.objects.filter(kind="video").values_list("title", flat=True)) == ["Video — cat"]
     assert set(Order.objects.values_list("status", flat=True)) == {"captured"}
     # and no task ever stopped with work left and nothing to answer, by the stored facts the summary printed
     assert stalls_count(workspace_id=Task.objects.first().workspace_id) == 0

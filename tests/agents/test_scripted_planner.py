@@ -1,13 +1,21 @@
 """The scripted planner: deterministic, honest, and driving work through the same tool calls as a model."""
 
 import copy
+import re
 
 import pytest
 
 from agents.exceptions import ModelConfigError
 from agents.models import ChecklistItem, ChecklistStatus, Step, TaskStatus, ToolCall
 from agents.providers.base import ModelRequest, ToolSpec
-from agents.providers.scripted import MODEL_NAME, ScriptedPlanner, items_from_brief
+from agents.providers.scripted import (
+    MODEL_NAME,
+    SKELETON_EVIDENCE,
+    ScriptedPlanner,
+    classify,
+    items_from_brief,
+    photo_query,
+)
 from agents.runtime.loop import turn_run
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from tests.support import runtime as rt
@@ -87,11 +95,7 @@ def test_it_plans_a_counted_series_with_read_task_state_and_update_checklist():
         ("read_task_state", {}),
         (
             "update_checklist",
-            {
-                "items": [
-                    {"title": f"Poster {n} of 3 — retro brand poster", "needs_confirmation": False} for n in (1, 2, 3)
-                ]
-            },
+            {"items": [{"title": f"Poster {n} of 3 — brand", "needs_confirmation": False} for n in (1, 2, 3)]},
         ),
     ]
     assert "Lomote scripted planner (not an LLM)" in response.text
@@ -104,7 +108,7 @@ def test_it_plans_in_the_task_language():
     response = _plan(brief="une série de 3 affiches rétro pour la marque", language="fr")
     # then the items and the text are French
     items = response.tool_calls[1].arguments["items"]
-    assert [i["title"] for i in items] == [f"Affiche {n} sur 3 — affiche rétro pour la marque" for n in (1, 2, 3)]
+    assert [i["title"] for i in items] == [f"Affiche {n} sur 3 — marque" for n in (1, 2, 3)]
     assert "Planificateur scripté de Lomote (pas un LLM)" in response.text
 
 
@@ -115,16 +119,12 @@ def test_it_plans_in_the_task_language():
         ("- a logo\n- a flyer", "en", ["Logo", "Flyer"]),
         ("a poster, a flyer and a video teaser", "en", ["Poster", "Flyer", "Video teaser"]),
         ("une affiche et une vidéo", "fr", ["Affiche", "Vidéo"]),
-        ("Make me three posters in 4 colours", "en", [f"Poster {n} of 3 — poster" for n in (1, 2, 3)]),
-        (
-            "I want 2 logos and a 3d mascot figurine",
-            "en",
-            ["Logo 1 of 2 — logo", "Logo 2 of 2 — logo", "3d mascot figurine"],
-        ),
+        ("Make me three posters in 4 colours", "en", [f"Poster {n} of 3" for n in (1, 2, 3)]),
+        ("I want 2 logos and a 3d mascot figurine", "en", ["Logo 1 of 2", "Logo 2 of 2", "3d mascot figurine"]),
         # an "and" inside one thing does not split it
-        ("make a retro poster with red and blue colors", "en", ["Retro poster with red and blue colors"]),
+        ("make a retro poster with red and blue colors", "en", ["Poster — red and blue"]),
         # sizes and durations are not counts
-        ("a 5-second video of my cat", "en", ["5-second video of my cat"]),
+        ("a 5-second video of my cat", "en", ["Video — cat"]),
         ("posters at 3 pm", "en", ["Posters at 3 pm"]),
         ("Help me with my brand", "en", ["Help me with my brand"]),
         ("", "en", []),
@@ -448,7 +448,7 @@ def test_it_drives_a_real_turn_offline_to_a_quote_for_the_plan(task):
     ]
     assert all(s.model == MODEL_NAME and "not an LLM" in s.text for s in steps)
     assert list(ChecklistItem.objects.filter(task=task).values_list("title", flat=True)) == [
-        f"Poster {n} of 3 — retro poster" for n in (1, 2, 3)
+        f"Retro poster {n} of 3" for n in (1, 2, 3)
     ]
     assert outcome == "suspended"
     task.refresh_from_db()
@@ -495,3 +495,204 @@ def test_it_plans_from_the_option_a_person_chose_on_its_card():
     assert "ask_user" not in names and "update_checklist" in names
     plan = next(c for c in response.tool_calls if c.name == "update_checklist").arguments
     assert [item["title"] for item in plan["items"]] == ["Video"]
+
+
+# --- prose: the planner cannot write it, and says so on a card (issue 10, item 6) --------------------------
+
+PROSE_REQUESTS = [
+    ("en", "Write a short product description for our new tea"),
+    ("en", "Could you draft an email to our customers about the price change?"),
+    ("en", "Summarise the attached quarterly report"),
+    ("en", "Translate our homepage into Spanish"),
+    ("en", "Please write 3 Instagram captions for the launch"),
+    ("en", "I need a catchy slogan for our coffee brand"),
+    ("en", "A short bio of our founder for the website"),
+    ("en", "Rewrite the about-us page so it sounds friendlier"),
+    ("en", "A video script for our launch"),
+    ("en", "Write something warm about our bakery"),
+    ("fr", "Rédige une description de notre nouveau thé"),
+    ("fr", "Peux-tu écrire un article de blog sur le thé vert ?"),
+    ("fr", "Traduis ce texte en anglais"),
+    ("fr", "Résume ce rapport en cinq lignes"),
+    ("fr", "Écris trois légendes pour nos photos Instagram"),
+    ("fr", "Un courriel pour annoncer nos nouveaux horaires"),
+    ("de", "Schreibe eine Produktbeschreibung für unseren Tee"),
+    ("es", "Escribe una descripción de nuestro té"),
+]
+GENERATION_REQUESTS = [
+    ("en", "Make a series of 3 retro brand posters", "image"),
+    ("en", "Also turn yesterday's cat photo into a video", "video"),
+    ("en", "Could you please animate the cat photo?", "video"),
+    ("fr", "Transforme la photo du chat en vidéo", "video"),
+    ("en", "Create a storyboard for our coffee ad", "document"),
+    ("en", "A poster with a caption for the jazz festival", "image"),
+    ("en", "A slogan poster for the festival", "image"),
+    ("en", "Design a logo for my bakery", "image"),
+    ("fr", "Fais deux affiches pour le festival de jazz", "image"),
+    ("fr", "Crée un logo animé pour la boulangerie", "video"),
+    ("en", "A 3d mascot figurine", "3d"),
+]
+SKELETON_CHOSEN = "[card 4: I cannot write it] The person chose: Create a skeleton document."
+PROFILE_CHOSEN = "[card 4: I cannot write it] The person chose: I'll set a model profile."
+
+
+def _planned(brief, language):
+    titles = items_from_brief(brief, "fr" if language == "fr" else "en")
+    return [_item(n, title) for n, title in enumerate(titles, 1)]
+
+
+@pytest.mark.parametrize(("language", "brief"), PROSE_REQUESTS)
+def test_it_says_at_once_that_prose_needs_a_model_profile_and_offers_a_skeleton(language, brief):
+    # given a planned request for text, in the person's wording
+    checklist = _planned(brief, language)
+    assert classify(brief).kind == "text"
+    # when the planner takes its next step
+    response = _plan(brief=brief, language=language, checklist=checklist)
+    # then its only call is a question card: what is needed, how to set it, and the skeleton meanwhile
+    [(name, arguments)] = _calls(response)
+    assert name == "ask_user"
+    french = language == "fr"
+    assert arguments["options"] == (
+        ["Créer un document squelette", "Je configure un profil de modèle"]
+        if french
+        else ["Create a skeleton document", "I'll set a model profile"]
+    )
+    assert ("profil de modèle" if french else "model profile") in arguments["question"]
+    assert "manage.py model_profile" in arguments["question"]
+    assert f"“{checklist[0]['title'][:40]}" in arguments["question"]
+
+
+@pytest.mark.parametrize(("language", "brief", "kind"), GENERATION_REQUESTS)
+def test_it_leaves_generation_requests_to_their_tools(language, brief, kind):
+    # given a planned request to generate something (not to write text)
+    checklist = _planned(brief, language)
+    assert classify(brief).kind == kind
+    # when the planner takes its next step
+    response = _plan(brief=brief, language=language, checklist=checklist)
+    # then it loads that kind's tools rather than asking about prose
+    domain = {"image": "image", "video": "video", "3d": "3d", "document": "documents"}[kind]
+    assert _calls(response) == [("load_tools", {"domain": domain})]
+
+
+def test_it_records_the_skeleton_the_person_chose_and_loads_the_document_tools():
+    # given the prose card answered with the skeleton
+    checklist = [_item(1, "Description — tea")]
+    response = _plan(brief="Write a short product description for our new tea", checklist=checklist,
+                     new_messages=[{"id": 9, "text": SKELETON_CHOSEN}])  # fmt: skip
+    # then it records the choice on the item (read once, kept there) and loads what writes documents
+    assert _calls(response) == [
+        ("update_checklist", {"updates": [{"position": 1, "status": "pending", "evidence": SKELETON_EVIDENCE}]}),
+        ("load_tools", {"domain": "documents"}),
+    ]
+
+
+def test_it_writes_the_skeleton_as_a_document_then_skips_the_item_naming_it():
+    # given an item whose skeleton was chosen, with the document tools loaded
+    brief = "Write a bio of our founder covering: her early years, her career and her awards"
+    item = {**_item(1, "Bio of our founder"), "evidence": SKELETON_EVIDENCE}
+    tools = [*BASE_TOOLS, "write_document"]
+    # when the planner goes on
+    response = _plan(brief=brief, checklist=[item], tools=tools)
+    # then it marks the item in progress (keeping the choice as evidence) and creates the skeleton document
+    calls = _calls(response)
+    assert calls[0] == (
+        "update_checklist",
+        {"updates": [{"position": 1, "status": "in_progress", "evidence": SKELETON_EVIDENCE}]},
+    )
+    name, arguments = calls[1]
+    assert (name, arguments["title"], arguments["checklist_position"]) == ("write_document", "Bio of our founder", 1)
+    headings = [line for line in arguments["content"].splitlines() if line.startswith("## ")]
+    assert headings == ["## Brief", "## Her early years", "## Her career", "## Her awards"]
+    assert "no text was written" in arguments["content"]
+
+    # when the document exists
+    started = {**item, "status": "in_progress"}
+    done = _result("write_document", result={"artifact_id": 31, "checklist_position": 1, "version": 1})
+    response = _plan(brief=brief, checklist=[started], tools=tools, last_results=[done])
+    # then the item is skipped, not done: the skeleton is not the text, and the evidence says where it is
+    [(name, arguments)] = _calls(response)
+    [update] = arguments["updates"]
+    assert (name, update["status"]) == ("update_checklist", "skipped")
+    assert "Skeleton document 31 created" in update["evidence"] and "model profile" in update["evidence"]
+
+
+def test_it_waits_on_a_confirm_card_while_the_person_sets_a_model_profile():
+    checklist = [_item(1, "Slogan pour notre café")]
+    response = _plan(brief="Écris un slogan pour notre café", language="fr", checklist=checklist,
+                     new_messages=[{"id": 9, "text": PROFILE_CHOSEN}])  # fmt: skip
+    [(name, arguments)] = _calls(response)
+    assert name == "ask_user" and "options" not in arguments  # a confirm card
+    assert "manage.py model_profile" in arguments["question"] and "confirmez" in arguments["question"]
+
+
+def test_it_asks_again_saying_it_is_still_the_scripted_planner_after_an_answer():
+    # given the person confirmed the profile was set, yet this turn still runs on the scripted planner
+    checklist = [_item(1, "Description — tea")]
+    confirmed = "[card 5: Set the model profile] The person confirmed; go on."
+    response = _plan(brief="Write a short product description for our new tea", checklist=checklist,
+                     new_messages=[{"id": 10, "text": confirmed}])  # fmt: skip
+    [(name, arguments)] = _calls(response)
+    assert name == "ask_user" and arguments["question"].startswith("This turn still ran on the scripted planner")
+    assert arguments["options"] == ["Create a skeleton document", "I'll set a model profile"]
+
+
+# --- titles come from the subject of the request (issue 10, item 8b) ---------------------------------------
+
+SUBJECT_TITLES = [
+    ("en", "Also turn yesterday's cat photo into a video", ["Video — cat"]),
+    ("en", "Could you please animate yesterday's cat photo?", ["Video — cat"]),
+    ("en", "Please turn the cat photo from yesterday into a 5-second video", ["Video — cat"]),
+    (
+        "en",
+        "Create two posters for a jazz festival",
+        ["Poster 1 of 2 — jazz festival", "Poster 2 of 2 — jazz festival"],
+    ),
+    ("en", "Can you design a logo for my bakery?", ["Logo — bakery"]),
+    ("en", "Please write 3 Instagram captions for the launch", [f"Caption {n} of 3 — launch" for n in (1, 2, 3)]),
+    ("fr", "Transforme la photo du chat d'hier en vidéo", ["Vidéo — chat"]),
+    ("fr", "Anime la photo de mon chien, s'il te plaît", ["Vidéo — chien"]),
+    (
+        "fr",
+        "Peux-tu faire deux affiches pour le festival de jazz ?",
+        [f"Affiche {n} sur 2 — festival de jazz" for n in (1, 2)],
+    ),
+    ("fr", "Rédige une description de notre nouveau thé", ["Description — thé"]),
+]
+REQUEST_WORDS = {"also", "turn", "please", "could", "you", "yesterday", "animate", "two", "write", "can", "design",
+                 "transforme", "hier", "anime", "peux", "tu", "faire", "deux", "rédige", "plaît"}  # fmt: skip
+
+
+@pytest.mark.parametrize(("language", "brief", "titles"), SUBJECT_TITLES)
+def test_it_titles_items_from_the_subject_of_the_request(language, brief, titles):
+    planned = items_from_brief(brief, language)
+    assert planned == titles
+    # none of the request's own verbs, counts, time or politeness words is left in a title
+    assert not {w for t in planned for w in re.findall(r"[\w']+", t.lower())} & REQUEST_WORDS
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [
+        ("Also turn yesterday's cat photo into a video", "cat photo"),
+        ("Could you please animate yesterday's cat photo?", "cat photo"),
+        ("Anime la photo de mon chien", "photo chien"),
+        ("Transforme la photo du chat d'hier en vidéo", "photo chat"),
+        ("Video — cat", None),
+    ],
+)
+def test_it_finds_the_words_naming_the_photo_to_start_from(text, query):
+    assert photo_query(text) == query
+
+
+def test_it_starts_a_video_titled_from_its_subject_from_the_photo_the_request_names():
+    # given a video item titled from the subject (the title no longer names the photo), and the photo found
+    item = _item(1, "Video — cat")
+    brief = "Please turn yesterday's cat photo into a 5-second video"
+    found = _result("search_assets", result={"query": "cat photo", "results": [{"id": 12, "title": "Cat photo"}]})
+    tools = [*BASE_TOOLS, "generate_video"]
+    # when the planner starts it
+    response = _plan(brief=brief, checklist=[item], tools=tools, last_results=[found])
+    # then the video starts from that photo, for the length the request asked, under the subject's title
+    _, (name, arguments) = _calls(response)
+    assert (name, arguments["source_artifact_id"], arguments["seconds"]) == ("generate_video", 12, 5)
+    assert arguments["prompt"].startswith("Video — cat. ")
