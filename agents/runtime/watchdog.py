@@ -36,6 +36,7 @@ from agents.services.generation_results import (
     tasks_waiting_on_granted_approval,
     tasks_waiting_on_settled_jobs,
 )
+from agents.services.summaries import task_summary_write
 from agents.services.turns import task_status_data, turn_start
 from agents.transitions import task_move, turn_move
 from billing.services.orders import orders_release_orphaned
@@ -102,6 +103,7 @@ def _take_over(turn_id: int, generation: int, now: datetime, report: SweepReport
             turn.save(update_fields=["status", "stop_reason", "finished_at", "error"])
             task_move(task, TaskStatus.IDLE, reason="attempt_cap")
             task.save(update_fields=["status", "stop_reason", "updated_at"])
+            task_summary_write(task)
             event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
             report.failed.append(turn_id)
             return

@@ -37,6 +37,7 @@ from agents.models import (
     Turn,
 )
 from agents.services.inbox import message_post
+from agents.services.summaries import task_summary_write
 from agents.services.turns import task_status_data
 from agents.transitions import task_move
 from billing.models import Approval
@@ -524,6 +525,7 @@ def _deliver(*, access: Access, card: Card, task: Task) -> None:
             task_move(task, TaskStatus.IDLE, reason="spending_declined")
             task.waiting_for = {}
             task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
+            task_summary_write(task)
             event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
         return
     message_post(access=access, task_id=task.pk, text=_answer_text(card))

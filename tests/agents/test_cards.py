@@ -369,6 +369,7 @@ def test_it_stops_with_a_reason_when_spending_is_declined_and_tells_the_model_at
     # when the watchdog sweeps
     posters.refresh_from_db()
     assert (posters.status, posters.stop_reason, posters.waiting_for) == (TaskStatus.IDLE, "spending_declined", {})
+    assert "the person declined the spending" in posters.summary
     assert not Approval.objects.exists() and not Order.objects.exists()
     watchdog_sweep()
     assert queued_turn(posters) is None

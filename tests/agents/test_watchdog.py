@@ -81,6 +81,7 @@ def test_it_fails_a_turn_at_the_attempt_cap_instead_of_looping(workspace, alice,
     task = turn.task
     task.refresh_from_db()
     assert (task.status, task.stop_reason) == (TaskStatus.IDLE, "attempt_cap")
+    assert "Stopped: attempt cap." in task.summary
 
 
 def test_it_starts_a_turn_for_unread_messages_when_none_is_active(workspace, alice, no_enqueue):
