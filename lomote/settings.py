@@ -262,6 +262,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "PATH_CONVERTER_OVERRIDES": {"id": int},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "lomote.openapi.document_common_errors",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "RoleEnum": "workspace.models.Role",
         "ApiKeyRoleEnum": "workspace.models.Role.api_key_choices",

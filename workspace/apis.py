@@ -264,7 +264,7 @@ class ArtifactVersionFileApi(WorkspaceApi):
     @extend_schema(
         operation_id="artifacts_version_file",
         description="Served with the version's media type, inline; members only.",
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **error_responses(404)},
+        responses={(200, "*/*"): OpenApiTypes.BINARY, **error_responses(404)},
     )
     def get(self, request, workspace_id, artifact_id, number):
         access = self.access()

@@ -3,12 +3,18 @@
 Each answer goes through the same validation schemathesis applies (tests/support/openapi.py).
 """
 
+import json
+
 import pytest
+from django.conf import settings
+from django.core.files.base import ContentFile
+from rest_framework.test import APIClient
 
 from agents.services.tasks import task_create
 from billing.services.policy import spend_policy_update
 from tests.support.openapi import assert_conforms
 from workspace.selectors import workspace_access
+from workspace.services.artifacts import artifact_create
 
 pytestmark = pytest.mark.django_db
 
@@ -67,3 +73,54 @@ def test_it_documents_the_lease_of_an_embedded_model(owner, workspace):
     assert_conforms(response)
     lease = response.json()["results"][0]["model_lease"]
     assert (lease["provider"], lease["base_url"]) == ("scripted", None)
+
+
+def test_it_documents_the_media_type_a_version_file_is_served_with(owner, workspace, alice):
+    client, _ = owner
+    # given an image artifact
+    image = artifact_create(
+        workspace_id=workspace.pk,
+        kind="image",
+        title="Poster",
+        file=ContentFile(b"\x89PNG\r\n\x1a\n", "poster.png"),
+        media_type="image/png",
+        author_user=alice,
+    )
+
+    # when its file is fetched
+    response = client.get(f"/api/v1/workspaces/{workspace.pk}/artifacts/{image.pk}/versions/1/file")
+
+    # then it is served as what it is, and the schema says a version comes in its own media type
+    assert response["Content-Type"] == "image/png"
+    assert_conforms(response)
+
+
+def test_it_documents_413_on_every_operation_with_a_body(owner, workspace):
+    client, access = owner
+    # given a document, and a rewrite whose body is over the limit although its content is within its own
+    document = artifact_create(
+        workspace_id=workspace.pk, kind="document", title="Notes", content="a", author_user=access.user
+    )
+    big = {"base_version": 1, "content": "b" * settings.LOMOTE_MAX_JSON_BODY}
+
+    # when it is sent
+    response = client.put(
+        f"/api/v1/workspaces/{workspace.pk}/artifacts/{document.pk}/document/",
+        json.dumps(big),
+        content_type="application/json",
+    )
+
+    # then 413, as documented
+    assert response.status_code == 413
+    assert_conforms(response)
+
+
+def test_it_documents_401_on_every_operation(workspace):
+    # when someone without credentials lists the workspaces, or reads one
+    anonymous = APIClient()
+    responses = [anonymous.get("/api/v1/workspaces/"), anonymous.get(f"/api/v1/workspaces/{workspace.pk}/tasks/")]
+
+    # then 401, as documented
+    for response in responses:
+        assert response.status_code == 401
+        assert_conforms(response)
