@@ -96,7 +96,7 @@ WORDS = {
             "and ask again."
         ),
         "brief": "Brief",
-        "todo": "_To write._",
+        "unwritten": "_To write._",
     },
     "fr": {
         "note": (
@@ -105,7 +105,7 @@ WORDS = {
             "runtime » : `manage.py model_profile`) puis redemandez."
         ),
         "brief": "Demande",
-        "todo": "_À écrire._",
+        "unwritten": "_À écrire._",
     },
 }
 
@@ -153,5 +153,5 @@ def skeleton(*, title: str, brief: str, lang: str) -> str:
     words = WORDS.get(lang, WORDS["en"])
     lines = [f"# {title}", "", words["note"], "", f"## {words['brief']}", "", brief.strip(), ""]
     for heading in headings_for(brief, lang):
-        lines += [f"## {heading}", "", words["todo"], ""]
+        lines += [f"## {heading}", "", words["unwritten"], ""]
     return "\n".join(lines)
