@@ -15,6 +15,11 @@ Classes:
 - style: how it should look (retro, minimal, colourful, bigger…) — rendered as style, never as text;
 - time: when the source was made ("yesterday's", "d'hier", "gestrige");
 - naming: words after which comes the text itself ("called", "intitulée", "namens", "llamado").
+
+Beside the classes: UNITS (words that measure after a number: "3 pm", "20 cm"), TIME_PHRASES (period words
+that are a time reference next to a relative word: "the other day", "la semaine dernière"), MEDIUM_KINDS
+(kinds that qualify another kind: "a *video* teaser", "une figurine *3d*") and CONJUNCTIONS (connectors that
+join two things rather than a thing and what it is of).
 """
 
 import unicodedata
@@ -137,8 +142,8 @@ _FR = {
         professionnelle style styles façon ambiance couleurs couleur tons palette animé animée animés carré
         carrée vertical verticale horizontal horizontale plus moins très trop peu légèrement assez années haut
         bas gauche droite centre milieu coin""",
-    "time": """hier aujourd'hui demain dernier dernière derniers dernières précédent précédente récent récente
-        récemment prochain prochaine actuel actuelle""",
+    "time": """hier avant-hier aujourd'hui demain dernier dernière derniers dernières précédent précédente récent
+        récente récemment prochain prochaine actuel actuelle""",
     "naming": "intitulé intitulée intitulés appelé appelée appelés nommé nommée disant dit texte titre slogan nom",
 }
 
@@ -181,8 +186,9 @@ _DE = {
         kleines kleiner kurz kurze kurzes lang neu neue neuen neues schön schöne schönes hübsch toll cool stil
         look farben farbe töne animiert animierte animiertes quadratisch hochformat querformat mehr weniger
         sehr bisschen leicht ganz ziemlich oben unten links rechts mitte""",
-    "time": """gestern gestrige gestrigen gestriges heute heutige heutigen morgen morgige letzte letzten letztes
-        vorherige vorherigen neulich aktuell aktuelle nächste nächsten vorhin""",
+    "time": """gestern gestrige gestrigen gestriges heute heutige heutigen morgen morgige letzte letzten letzter
+        letztes vorletzte vorletzten vorletzter vorletztes vorherige vorherigen vorige vorigen voriger voriges
+        vergangene vergangenen vergangener vergangenes neulich vorgestern aktuell aktuelle nächste nächsten vorhin""",
     "naming": "namens genannt heißt titel überschrift schriftzug text aufschrift slogan",
 }
 
@@ -227,7 +233,7 @@ _ES = {
         corta largo nuevo nueva nuevos nuevas hermoso hermosa original creativo creativa profesional estilo
         colores color tonos paleta animado animada cuadrado cuadrada vertical horizontal más menos muy poco
         bastante años arriba abajo izquierda derecha centro""",
-    "time": """ayer hoy mañana anoche último última últimos anterior anteriores reciente recientes próximo
+    "time": """ayer anteayer hoy mañana anoche último última últimos anterior anteriores reciente recientes próximo
         próxima actual""",
     "naming": "llamado llamada titulado titulada diga dice diciendo texto título eslogan lema nombre",
 }
@@ -269,7 +275,7 @@ _PT = {
         quentes frio fria grande grandes pequeno pequena curto curta longo novo nova novos novas lindo linda
         original criativo criativa profissional estilo cores cor tons paleta animado animada quadrado
         quadrada vertical horizontal mais menos muito pouco anos cima baixo esquerda direita centro""",
-    "time": """ontem hoje amanhã último última últimos anterior anteriores recente recentes próximo próxima
+    "time": """ontem anteontem hoje amanhã último última últimos anterior anteriores recente recentes próximo próxima
         atual""",
     "naming": "chamado chamada intitulado intitulada diga diz dizendo texto título slogan nome",
 }
@@ -285,6 +291,84 @@ KIND_PHRASES: dict[str, dict[tuple[str, str], str]] = {
     "pt": {},
 }
 LANGUAGES = tuple(LEXICONS)
+
+# After a number these measure rather than name: "at 3 pm", "20 cm", "um 20 Uhr", "a las 9 h", "50 x 70".
+UNITS = frozenset(
+    """am pm a.m. p.m. h hr hrs hour hours o'clock uhr std heure heures hora horas min mins minute minutes minuten
+    minuto minutos s sec secs second seconds seconde secondes sekunde sekunden segundo segundos ms fps mm cm m km
+    mi ft inch inches foot feet yd kg g mg lb lbs oz l ml cl mb gb kb tb px pt pts dpi ppi p k x percent pourcent
+    prozent""".split()
+)
+
+# Relative time phrases, per language: (period words, relative words before a period, relative words right
+# after one). A period word is a time reference, not a subject, when a relative word (or a "time" class word)
+# comes before it, articles and counts between ("the other day", "the last two weeks", "vor zwei Tagen",
+# "l'autre jour"), or right after it ("la semaine dernière", "el mes pasado", "two days ago"). Relative words
+# may be several words ("il y a").
+_TIME_PHRASES = {
+    "en": (
+        """day days week weeks weekend weekends month months year years morning mornings afternoon afternoons
+        evening evenings night nights time monday tuesday wednesday thursday friday saturday sunday spring
+        summer autumn fall winter""",
+        "other this that past previous last next coming following same",
+        "ago earlier back before",
+    ),
+    "fr": (
+        """jour jours journée semaine semaines mois an ans année années matin matinée après-midi soir soirée
+        nuit week-end weekend fois lundi mardi mercredi jeudi vendredi samedi dimanche printemps été automne
+        hiver""",
+        """autre autres ce cet cette dernier dernière derniers dernières précédent précédente prochain prochaine
+        même il_y_a""",
+        """dernier dernière derniers dernières passé passée passés passées précédent précédente précédents
+        précédentes prochain prochaine prochains prochaines""",
+    ),
+    "de": (
+        """tag tage tagen tages woche wochen monat monate monaten monats jahr jahre jahren jahres morgen
+        vormittag nachmittag abend abends nacht wochenende mal montag dienstag mittwoch donnerstag freitag
+        samstag sonntag frühling frühjahr sommer herbst winter""",
+        """letzte letzten letzter letztes vorige vorigen voriger voriges vergangene vergangenen vergangener
+        vergangenes diese dieser diesen dieses nächste nächsten nächster nächstes kommende kommenden kommender
+        kommendes andere anderen anderer vor""",
+        "zuvor davor vorher",
+    ),
+    "es": (
+        """día días semana semanas mes meses año años mañana tarde tardes noche noches finde fin vez veces lunes
+        martes miércoles jueves viernes sábado domingo primavera verano otoño invierno""",
+        """otro otra otros otras último última últimos últimas pasado pasada este esta estos estas ese esa aquel
+        aquella próximo próxima mismo misma hace""",
+        "pasado pasada pasados pasadas anterior anteriores próximo próxima atrás",
+    ),
+    "pt": (
+        """dia dias semana semanas mês meses ano anos manhã tarde tardes noite noites fim vez vezes sábado
+        domingo primavera verão outono inverno""",
+        """outro outra outros outras último última últimos últimas passado passada este esta estes estas esse
+        essa aquele aquela próximo próxima mesmo mesma há""",
+        "passado passada passados passadas anterior anteriores próximo próxima atrás",
+    ),
+}
+
+
+def _phrase_words(words: str) -> frozenset[str]:
+    return frozenset(word.replace("_", " ") for word in words.split())
+
+
+TIME_PHRASES: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
+    lang: (_phrase_words(periods), _phrase_words(before), _phrase_words(after))
+    for lang, (periods, before, after) in _TIME_PHRASES.items()
+}
+
+# Kinds that also qualify another kind, as an adjective would: "a 3d mascot figurine", "a video teaser",
+# "une figurine 3d", "un teaser vidéo". Such a word then says how the work is made, not what it shows.
+MEDIUM_KINDS: dict[str, frozenset[str]] = {
+    "en": frozenset("3d video photo gif film movie animation".split()),
+    "fr": frozenset("3d vidéo photo gif film animation".split()),
+    "de": frozenset("3d video foto gif film animation".split()),
+    "es": frozenset("3d vídeo video foto gif película animación".split()),
+    "pt": frozenset("3d vídeo video foto gif filme animação".split()),
+}
+
+# Connectors joining two things ("a logo and a poster"), not a thing and what it is of ("a video of the logo").
+CONJUNCTIONS = frozenset("and & 'n' et und y e".split())
 
 
 def _unaccented(word: str) -> str:

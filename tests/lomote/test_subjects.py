@@ -246,9 +246,159 @@ _VOCABULARY = sorted({w for lexicon in LEXICONS.values() for words in lexicon.va
     )
 )
 def test_it_answers_a_bounded_phrase_made_of_the_requests_own_words(text):
-    subject = request_subject(text)
-    assert len(subject) <= MAX_SUBJECT_CHARS
-    has_word = any(ch.isalnum() for ch in text)
-    assert bool(subject) == has_word
-    for word in subject.split():
-        assert word in text
+    for subject in (request_subject(text), request_subject(text, keep_style=True)):
+        assert len(subject) <= MAX_SUBJECT_CHARS
+        has_word = any(ch.isalnum() for ch in text)
+        assert bool(subject) == has_word
+        for word in subject.split():
+            assert word in text
+
+
+# --- names, clock times, relative times, kinds qualifying kinds, style words (gaps found by the subject's users)
+
+
+@pytest.mark.parametrize(
+    ("request_text", "subject"),
+    [
+        ("Make a logo for a bakery called pain d'or", "pain d'or"),
+        ("a logo for Pain d'Or", "Pain d'Or"),
+        ("un logo pour la boulangerie Pain d'Or", "boulangerie Pain d'Or"),
+        ("Crée une affiche pour le café intitulé Chez l'Ami", "Chez l'Ami"),
+        ("Design a label for a wine called Château de l'Or", "Château de l'Or"),
+        ("a sign for the Osteria dell'Orso in Rome", "Osteria dell'Orso"),
+        ("a logo for a bar called Or Noir", "Or Noir"),
+        ("un logo para un bar llamado Sin Nombre", "Sin Nombre"),
+        ("um logo para um bar chamado Com Amor", "Com Amor"),
+        ("eine Bäckerei namens Zur Alten Mühle, mach ein Logo", "Zur Alten Mühle"),
+        ("a poster titled Come Together", "Come Together"),
+        ("a logo for a shop called Fluffy Paws and I want it pink", "Fluffy Paws"),
+    ],
+)
+def test_it_reads_a_name_whole_whatever_the_class_of_its_words(request_text, subject):
+    # the word after an elision ("d'", "l'", "dell'") and a capitalised word after "called" belong to the name
+    assert request_subject(request_text) == subject
+
+
+def test_it_never_cuts_a_name_after_its_elision():
+    text = "a logo for a bakery called Pain d'Or Artisan"
+    assert request_subject(text, max_chars=12) == "Pain d'Or"
+    assert request_subject(text, max_chars=8) == "Pain"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "subject"),
+    [
+        ("Make posters at 3 pm", "posters"),
+        ("a poster at 7:30pm", "poster"),
+        ("a poster for the concert 8pm", "concert"),
+        ("a logo for the 5 pm club", "club"),
+        ("Une affiche pour la conférence à 10h30", "conférence"),
+        ("affiche à 10h30", "affiche"),
+        ("Ein Plakat für 20 Uhr", "Plakat"),
+        ("Un cartel a las 9 pm", "cartel"),
+        ("a 20 cm figurine", "figurine"),
+        ("Make a 1080p video", "video"),
+        ("Make a poster 50 x 70 cm", "poster"),
+        ("a poster for the 10 km run", "run"),
+        # a capitalised unit word inside a sentence is part of a name
+        ("a poster for the 24 Hours of Le Mans", "Hours of Le Mans"),
+    ],
+)
+def test_it_never_takes_a_clock_time_or_a_measure_for_the_subject(request_text, subject):
+    assert request_subject(request_text) == subject
+
+
+@pytest.mark.parametrize(
+    ("request_text", "subject"),
+    [
+        ("Redo the posters from the other day", "posters"),
+        ("Redo the logo from last week", "logo"),
+        ("Make the flyer from the other week again", "flyer"),
+        ("the flyer from last Tuesday again, please", "flyer"),
+        ("the video from two days ago", "video"),
+        ("Redo the poster from earlier this week", "poster"),
+        ("a poster for last week's jazz night", "jazz night"),
+        ("Refais les affiches de l'autre jour", "affiches"),
+        ("Refais l'affiche de la semaine dernière", "affiche"),
+        ("Refais l'affiche du week-end dernier", "affiche"),
+        ("Refais la vidéo d'il y a deux jours", "vidéo"),
+        ("Mach das Plakat von letzter Woche nochmal", "Plakat"),
+        ("Mach das Video von vor zwei Tagen nochmal", "Video"),
+        ("Rehaz el cartel del otro día", "cartel"),
+        ("Rehaz el cartel del fin de semana pasado", "cartel"),
+        ("Rehaz el vídeo de ayer por la tarde", "vídeo"),
+        ("Refaça o cartaz do outro dia", "cartaz"),
+        ("Refaz o cartaz da semana passada", "cartaz"),
+        ("Refaz o vídeo de ontem à noite", "vídeo"),
+    ],
+)
+def test_it_never_takes_a_relative_time_for_the_subject(request_text, subject):
+    assert request_subject(request_text) == subject
+
+
+@pytest.mark.parametrize(
+    ("request_text", "subject"),
+    [
+        ("a poster for our open day next Saturday", "open day"),
+        ("a poster for this summer festival", "summer festival"),
+        ("a poster for the Next Week Festival", "Next Week Festival"),
+        ("a poster for Mother's Day", "Mother's Day"),
+        ("Un cartel para el Día de la Madre", "Día de la Madre"),
+    ],
+)
+def test_it_keeps_a_period_word_that_is_not_a_relative_time(request_text, subject):
+    assert request_subject(request_text) == subject
+
+
+@pytest.mark.parametrize(
+    ("request_text", "subject"),
+    [
+        ("a 3d mascot figurine", "mascot"),
+        ("a mascot video", "mascot"),
+        ("an animation of our logo", "logo"),
+        ("une figurine 3d de notre mascotte", "mascotte"),
+        ("une vidéo de mon logo", "logo"),
+        ("ein Video von unserem Logo", "Logo"),
+        ("make a video teaser for the launch", "launch"),
+        # a kind of the same group is part of the kind: "un article de blog" is one kind
+        ("Peux-tu écrire un article de blog sur le thé vert ?", "thé vert"),
+    ],
+)
+def test_it_reads_what_a_kind_shows_when_kinds_qualify_kinds(request_text, subject):
+    assert request_subject(request_text) == subject
+
+
+@pytest.mark.parametrize(
+    ("request_text", "subject"),
+    [
+        ("a video teaser", "video teaser"),
+        ("a teaser video", "teaser video"),
+        ("a 3d logo", "3d logo"),
+        ("Make a video clip", "video clip"),
+        ("un teaser vidéo", "teaser vidéo"),
+        ("a video brand mark", "video brand mark"),
+    ],
+)
+def test_it_falls_back_to_the_whole_kind_when_a_kind_only_qualifies_another(request_text, subject):
+    assert request_subject(request_text) == subject
+
+
+@pytest.mark.parametrize(
+    ("request_text", "with_style", "without"),
+    [
+        ("3 retro brand posters", "retro brand", "brand"),
+        ("a logo for a modern bakery", "modern bakery", "bakery"),
+        ("two minimalist coffee shop logos", "minimalist coffee shop", "coffee shop"),
+        ("une affiche pour un festival rétro", "festival rétro", "festival"),
+        ("ein Logo für eine moderne Bäckerei", "moderne Bäckerei", "Bäckerei"),
+        ("un logo para una panadería moderna", "panadería moderna", "panadería"),
+        # style words of the kind of work stay out; so do names' neighbours and the kind fallback's own
+        ("a retro poster for the jazz festival", "jazz festival", "jazz festival"),
+        ("a jazz festival retro poster", "jazz festival", "jazz festival"),
+        ("Fais-moi deux affiches rétro pour le festival de jazz", "festival de jazz", "festival de jazz"),
+        ("Make a retro poster", "retro poster", "retro poster"),
+    ],
+)
+def test_it_keeps_the_subjects_style_words_only_when_asked(request_text, with_style, without):
+    assert request_subject(request_text, keep_style=True) == with_style
+    assert request_subject(request_text) == without
