@@ -574,8 +574,6 @@ def _titles(text: str, lang: str, count: int | None = None) -> list[str]:
     if strategy is None:
         return []
     subject = request_subject(text, lang)
-    if all(w.isdigit() or w.lower() in UNITS for w in subject.split()):  # "posters at 3 pm" has no subject
-        subject = ""
     numbers = [f" {i} {WORDS[lang]['of']} {count}" for i in range(1, count + 1)] if count else [""]
     if subject and not _names_a_kind(subject):
         return [_title(f"{label}{number} — {subject}") for number in numbers]
