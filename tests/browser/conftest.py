@@ -7,12 +7,8 @@ processes only see what the test committed. Without Redis in the daphne process 
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +18,7 @@ from django.db import connections
 
 from tests.support import qcluster
 from tests.support.realtime import worker_env
+from tests.support.servers import Daphne, free_port, wait_for_other_sessions_to_end
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -36,64 +33,6 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
 PASSWORD = "studio-pw-1"  # noqa: S105 - a test persona's password
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Daphne:
-    """`python -m daphne` serving lomote.asgi on a fixed port; can be stopped and started again."""
-
-    def __init__(self, env: dict[str, str], port: int):
-        self.env, self.port = env, port
-        self.process: subprocess.Popen | None = None
-        self.log = tempfile.TemporaryFile()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 30) -> None:
-        self.process = subprocess.Popen(  # noqa: S603 - our own server with fixed arguments
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "lomote.asgi:application"],
-            cwd=settings.BASE_DIR,
-            env=self.env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.process.poll() is not None:
-                raise AssertionError(f"daphne exited ({self.process.returncode}): {self.log_tail()}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:  # noqa: S310 - local
-                    if response.status == 200:
-                        return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"daphne did not answer in {timeout}s: {self.log_tail()}")
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
-        self.process = None
-
-    def log_tail(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")[-3000:]
 
 
 @dataclass
@@ -153,22 +92,7 @@ def studio(transactional_db, settings, monkeypatch, make_user):
             os.killpg(sweeper.pid, signal.SIGTERM)
         sweeper.wait(timeout=10)
         qcluster.stop(cluster, cluster_log)
-        _wait_for_other_sessions_to_end()
-
-
-def _wait_for_other_sessions_to_end(timeout: float = 10) -> None:
-    """A killed process's PostgreSQL backend outlives it briefly; the test database is dropped only after."""
-    from django.db import connection
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
-            if cursor.fetchone()[0] == 0:
-                return
-        time.sleep(0.1)  # polling interval
+        wait_for_other_sessions_to_end()
 
 
 @pytest.fixture
