@@ -3,7 +3,8 @@
 Daphne serves the PostgreSQL test database from its own process; the owner of a seeded workspace
 (tests/contracts/world.py) calls every operation of `/api/schema/` through the coverage, fuzzing and stateful
 phases, with each path parameter aimed at a seeded object, so operations answer from real data rather than
-404. The run is reproducible: a fixed seed, derandomized generation, no example database, no time limit.
+404. The run is reproducible: a fixed seed, derandomized generation, no example database, no cache carried
+over from an earlier run, no time limit.
 The README's API section gives the seed and the example count.
 """
 
@@ -43,6 +44,8 @@ def _config(world: World, base_url: str) -> dict:
 
     return {
         "seed": SEED,
+        # Nothing carried over from an earlier run: what one run learns must not change the next.
+        "cache": {"enabled": False},
         "base-url": base_url,
         "headers": {"Authorization": f"Token {world.token}"},
         "generation": {"max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
