@@ -11,9 +11,12 @@ class AgentsConfig(AppConfig):
         from agents.models import Task
         from agents.services import flow_runs
         from agents.services.task_index import on_task_saved
-        from agents.tools import generation  # noqa: F401 - registers the generation tools
+        from agents.tools import catalog
+        from agents.tools import registry as tools
         from lomote import domain_events
 
+        # The agent tools, from their explicit catalog (no tool module registers itself on import).
+        tools.install(catalog.TOOLS)
         domain_events.subscribe("generation.job_settled")(subscribers.on_job_settled)
         domain_events.subscribe("billing.approval_granted")(subscribers.on_approval_granted)
         # The Router's search rows follow each task's title, brief and summary.

@@ -280,8 +280,8 @@ class LomoteBench:
         import agents.runtime.loop as loop
         import agents.runtime.queue as queue
         from agents.providers.base import ModelResponse, ToolCallIntent, Usage
+        from agents.tools import registry as tool_registry
         from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-        from agents.tools.registry import registered
         from workspace.services.workspaces import workspace_create
 
         self.steps = steps
@@ -315,7 +315,7 @@ class LomoteBench:
         model = FixedModel()
         loop.provider_for_lease = lambda lease: model
         queue._enqueue = lambda turn_id, generation: None  # this process runs the job itself
-        self._tools = registered(BenchNoopTool)
+        self._tools = tool_registry.override(BenchNoopTool)
         self._tools.__enter__()
 
         self.user = get_user_model().objects.create_user(username="bench", password=None)

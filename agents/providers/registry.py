@@ -8,7 +8,6 @@ A lease whose kind has no factory is a ModelConfigError, never "use the scripted
 `override(kind, provider)`; overrides are process-wide (workers in other threads see them) and nest.
 """
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,33 +15,24 @@ from typing import Any
 from agents.exceptions import ModelConfigError
 from agents.models import ProviderKind
 from agents.providers.base import ModelProvider
+from lomote.registry import Registry
 
 Factory = Callable[[Any], ModelProvider]  # called with a ModelLease (or anything with its fields)
 
-_factories: dict[str, Factory] = {}
-_overrides: dict[str, list[ModelProvider]] = {}
-_lock = threading.Lock()
+_factories: Registry[Factory] = Registry("model provider kind")
 
 
 def register(kind: str, factory: Factory) -> Factory:
-    kind = str(kind)
-    if kind in _factories and _factories[kind] is not factory:
-        raise ValueError(f"model provider kind {kind!r} registered twice")
-    _factories[kind] = factory
-    return factory
+    return _factories.register(str(kind), factory)
 
 
 def registered_kinds() -> list[str]:
-    return sorted(_factories)
+    return _factories.registered_names()
 
 
 def provider_for_lease(lease: Any) -> ModelProvider:
     """The provider for a lease's exact kind: an override installed by a test, else the registered factory."""
     kind = str(lease.provider)
-    with _lock:
-        stack = _overrides.get(kind)
-        if stack:
-            return stack[-1]
     factory = _factories.get(kind)
     if factory is None:
         if kind == ProviderKind.REPLAY:
@@ -57,21 +47,8 @@ def provider_for_lease(lease: Any) -> ModelProvider:
 @contextmanager
 def override(kind: str, provider: ModelProvider) -> Iterator[ModelProvider]:
     """Make every lease of `kind` get this very instance until the block exits (tests only)."""
-    kind = str(kind)
-    with _lock:
-        _overrides.setdefault(kind, []).append(provider)
-    try:
+    with _factories.override(str(kind), lambda _lease: provider):
         yield provider
-    finally:
-        with _lock:
-            stack = _overrides[kind]
-            # Remove this instance even if an inner override leaked, so the outer one is restored exactly.
-            for i in range(len(stack) - 1, -1, -1):
-                if stack[i] is provider:
-                    del stack[i]
-                    break
-            if not stack:
-                del _overrides[kind]
 
 
 # --- explicit registration: one line per provider module --------------------------------------------------

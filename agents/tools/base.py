@@ -10,17 +10,35 @@ idempotent on `ctx.call_id` or be marked non-idempotent, in which case a crash m
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agents.models import PERMISSION_DOMAINS
+from agents.providers.base import ToolSpec
 from workspace.models import Role
+
+# Base tools are always visible; a domain's tools once a `load_tools` call loaded it, if the task's
+# permissions allow that domain (tools/permissions).
+BASE_DOMAIN = "base"
+DOMAINS = (BASE_DOMAIN, *PERMISSION_DOMAINS)
+DomainName = Literal["image", "video", "3d", "documents", "flows", "assets"]  # the loadable ones: DOMAINS[1:]
+
+# Limits of argument fields shared by every domain: ids fit a bigint, versions an int.
+MAX_DB_ID = 2**63 - 1
+MAX_VERSION = 2**31 - 1
 
 
 class ToolArgs(BaseModel):
     """Base for argument models: unknown fields are refused, never silently dropped."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class StrictArgs(ToolArgs):
+    """Strict as well as closed: `true` is not an id and `"5"` is not a number (JSON gives real types)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 @dataclass(frozen=True)
@@ -72,7 +90,5 @@ class Tool(ABC):
         """Do the work. Raise ToolError for a refusal the model should read."""
 
     @classmethod
-    def spec(cls):
-        from agents.providers.base import ToolSpec
-
+    def spec(cls) -> ToolSpec:
         return ToolSpec(name=cls.name, description=cls.description, parameters=cls.Args.model_json_schema())

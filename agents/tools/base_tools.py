@@ -8,13 +8,13 @@ are transactional: the runtime runs them inside the fenced transaction that reco
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from agents.exceptions import ToolError
 from agents.locks import task_qs_for_update
 from agents.models import ChecklistItem, ChecklistStatus, Task
-from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from agents.tools.registry import register, tools_visible
+from agents.tools.base import MAX_DB_ID, MAX_VERSION, DomainName, StrictArgs, Tool, ToolArgs, ToolContext, ToolResult
+from agents.tools.registry import tools_visible
 from lomote.exceptions import InvalidInput, NotFound
 from workspace.models import Artifact, ArtifactVersion, Role
 from workspace.selectors import artifact_search, artifact_version_get
@@ -22,8 +22,6 @@ from workspace.services.artifacts import MAX_TEXT_CHARS
 from workspace.services.events import event_append
 from workspace.services.notices import artifact_seen
 
-MAX_DB_ID = 2**63 - 1
-MAX_VERSION = 2**31 - 1
 MAX_PLAN_ITEMS = 50
 MAX_CHECKLIST_ITEMS = 100
 MAX_POSITION = 10_000
@@ -35,13 +33,6 @@ SEARCH_DESCRIPTION_CHARS = 300
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
 ChecklistStatusName = Literal["pending", "in_progress", "done", "skipped"]
 ArtifactKindName = Literal["image", "video", "3d", "document", "asset_collection", "flow"]
-DomainName = Literal["image", "video", "3d", "documents", "flows", "assets"]
-
-
-class StrictArgs(ToolArgs):
-    """Strict as well as closed: `true` is not an id and `"5"` is not a number (JSON gives real types)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 # --- helpers -----------------------------------------------------------------------------------------------
@@ -110,7 +101,6 @@ def _file_data(version: ArtifactVersion) -> dict[str, Any] | None:
 # --- read_task_state ---------------------------------------------------------------------------------------
 
 
-@register
 class ReadTaskState(Tool):
     name = "read_task_state"
     description = (
@@ -148,7 +138,6 @@ class ItemUpdate(StrictArgs):
     )
 
 
-@register
 class UpdateChecklist(Tool):
     name = "update_checklist"
     description = (
@@ -256,7 +245,6 @@ class UpdateChecklist(Tool):
 # --- read_artifact -----------------------------------------------------------------------------------------
 
 
-@register
 class ReadArtifact(Tool):
     name = "read_artifact"
     description = (
@@ -311,7 +299,6 @@ class ReadArtifact(Tool):
 # --- search_assets -----------------------------------------------------------------------------------------
 
 
-@register
 class SearchAssets(Tool):
     name = "search_assets"
     description = (
@@ -346,7 +333,6 @@ class SearchAssets(Tool):
 Option = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
 
 
-@register
 class AskUser(Tool):
     name = "ask_user"
     description = (
@@ -382,7 +368,6 @@ class AskUser(Tool):
 # --- load_tools --------------------------------------------------------------------------------------------
 
 
-@register
 class LoadTools(Tool):
     name = "load_tools"
     description = (

@@ -11,9 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints, model_validator
 
 from agents.exceptions import ToolError
-from agents.tools.base import Tool, ToolContext, ToolResult
-from agents.tools.base_tools import MAX_DB_ID, MAX_VERSION, StrictArgs
-from agents.tools.registry import register
+from agents.tools.base import MAX_DB_ID, MAX_VERSION, StrictArgs, Tool, ToolContext, ToolResult
 from lomote.exceptions import DomainError
 from workspace.models import ArtifactKind, ArtifactView, Role
 from workspace.selectors import artifact_get
@@ -78,7 +76,6 @@ def outline_from_prompt(prompt: str) -> tuple[str, str]:
     return title, "\n".join(lines)
 
 
-@register
 class WriteDocument(Tool):
     name = "write_document"
     domain = "documents"
@@ -155,7 +152,6 @@ class FragmentEdit(StrictArgs):
     replace: Annotated[str, StringConstraints(max_length=MAX_TOOL_TEXT)]
 
 
-@register
 class EditDocument(Tool):
     name = "edit_document"
     domain = "documents"

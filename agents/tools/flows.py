@@ -10,11 +10,9 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from agents.services.flow_runs import flow_run_request
-from agents.tools.base import Tool, ToolContext, ToolResult
-from agents.tools.base_tools import MAX_DB_ID, MAX_VERSION, StrictArgs
+from agents.tools.base import MAX_DB_ID, MAX_VERSION, StrictArgs, Tool, ToolContext, ToolResult
 from agents.tools.documents import base_version_of, tool_error
 from agents.tools.generation import api_requested
-from agents.tools.registry import register
 from lomote.exceptions import DomainError
 from workspace.models import Role
 from workspace.services.flows import flow_edit
@@ -43,7 +41,6 @@ class NewNode(StrictArgs):
 Edge = tuple[str, str]
 
 
-@register
 class EditFlowNodes(Tool):
     name = "edit_flow_nodes"
     domain = "flows"
@@ -103,7 +100,6 @@ class EditFlowNodes(Tool):
         return ToolResult(content=content, artifact_created=True)
 
 
-@register
 class RunFlow(Tool):
     name = "run_flow"
     domain = "flows"

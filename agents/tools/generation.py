@@ -13,7 +13,6 @@ from agents.exceptions import ToolError
 from agents.models import ChecklistItem, ChecklistStatus, InboxMessage
 from agents.runtime.fencing import fence_task
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from agents.tools.registry import register
 from billing.exceptions import ConfirmationRequired
 from billing.selectors import budget_remaining, quote_approved_for, quote_open_for, spend_policy_get
 from billing.services.orders import order_place
@@ -171,7 +170,6 @@ class _Generate(Tool):
         return ToolResult(content=content, suspend=waiting)
 
 
-@register
 class GenerateImage(_Generate):
     name = "generate_image"
     description = "Generate an image (a poster, an illustration...) from a prompt. Paid; runs asynchronously."
@@ -183,7 +181,6 @@ class GenerateImage(_Generate):
         return {"count": min(items, 8)}
 
 
-@register
 class GenerateVideo(_Generate):
     name = "generate_video"
     description = "Generate a short video or animation from a prompt. Paid per second; runs asynchronously."
@@ -211,7 +208,6 @@ class GenerateVideo(_Generate):
         return super().run(ctx, args)
 
 
-@register
 class Generate3D(_Generate):
     name = "generate_3d"
     description = "Generate a simple 3D asset (glTF) from a prompt. Paid; runs asynchronously."

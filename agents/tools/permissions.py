@@ -10,8 +10,7 @@ from django.db.models.functions import Coalesce
 
 from agents.exceptions import ToolPermissionDenied
 from agents.models import Task
-from agents.tools.base import Tool, ToolContext
-from agents.tools.registry import BASE_DOMAIN
+from agents.tools.base import BASE_DOMAIN, Tool, ToolContext
 from workspace.models import Membership, Role, role_at_least
 
 

@@ -1,50 +1,52 @@
-"""Explicit tool registry: one module per domain registers its tools here."""
+"""Tool name → tool class, filled once from the catalog (agents/tools/catalog.py) when the app is ready.
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+    tool = tool_get(call.name)                 # the class, or None for a name no tool has
+    tools = tools_visible(loaded_domains)      # what the model is offered this step, in a stable order
+    with override(MyTool):                     # tests: one more tool (or another class for a name)
+        ...
 
-from agents.tools.base import Tool
+The registry imports no tool module, so a tool may read it (load_tools lists a domain's tools) without
+an import circle; AgentsConfig.ready() installs the catalog.
+"""
 
-BASE_DOMAIN = "base"
-DOMAINS = ("base", "image", "video", "3d", "documents", "flows", "assets")
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 
-_registry: dict[str, type[Tool]] = {}
+from agents.tools.base import BASE_DOMAIN, DOMAINS, Tool
+from lomote.registry import Registry
 
-
-def register(tool: type[Tool]) -> type[Tool]:
-    if tool.domain not in DOMAINS:
-        raise ValueError(f"unknown tool domain {tool.domain!r}")
-    if tool.name in _registry and _registry[tool.name] is not tool:
-        raise ValueError(f"tool {tool.name!r} registered twice")
-    _registry[tool.name] = tool
-    return tool
+_tools: Registry[type[Tool]] = Registry("tool")
 
 
-@contextmanager
-def registered(*tools: type[Tool]) -> Iterator[None]:
-    """Register tools for the duration of a block (tests and plugins loaded for one run)."""
-    _load_builtin_tools()
-    added = [tool for tool in tools if _registry.get(tool.name) is not tool]
-    for tool in added:
-        register(tool)
-    try:
-        yield
-    finally:
-        for tool in added:
-            _registry.pop(tool.name, None)
+def install(tools: Iterable[type[Tool]]) -> None:
+    for tool in tools:
+        _tools.register(tool.name, _checked(tool))
 
 
 def tool_get(name: str) -> type[Tool] | None:
-    _load_builtin_tools()
-    return _registry.get(name)
+    return _tools.get(name)
 
 
 def tools_visible(loaded_domains: set[str] | frozenset[str]) -> list[type[Tool]]:
-    """Base tools always, domain tools once loaded. Visibility is not permission (see tools/permissions)."""
-    _load_builtin_tools()
+    """Base tools always, domain tools once loaded. Visibility is not permission (see tools/permissions).
+
+    The order is part of the prompt (base tools first, then by name): keep it stable for prompt caching.
+    """
     domains = {BASE_DOMAIN, *loaded_domains}
-    return sorted((t for t in _registry.values() if t.domain in domains), key=lambda t: (t.domain != "base", t.name))
+    tools = _tools.entries().values()
+    return sorted((t for t in tools if t.domain in domains), key=lambda t: (t.domain != BASE_DOMAIN, t.name))
 
 
-def _load_builtin_tools() -> None:
-    from agents.tools import base_tools, documents, flows, generation  # noqa: F401 - register on import
+@contextmanager
+def override(*tools: type[Tool]) -> Iterator[None]:
+    """Make these tools visible under their names until the block exits (tests, or one run's plugins)."""
+    with ExitStack() as stack:
+        for tool in tools:
+            stack.enter_context(_tools.override(tool.name, _checked(tool)))
+        yield
+
+
+def _checked(tool: type[Tool]) -> type[Tool]:
+    if tool.domain not in DOMAINS:
+        raise ValueError(f"unknown tool domain {tool.domain!r}")
+    return tool

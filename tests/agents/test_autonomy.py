@@ -30,7 +30,7 @@ from agents.services.task_settings import task_settings_update
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from agents.tools.generation import GenerateVideo
 from agents.tools.permissions import check_tool_permission
-from agents.tools.registry import DOMAINS, registered, tool_get
+from agents.tools.registry import DOMAINS, override, tool_get
 from billing.models import Approval, Order
 from billing.services.wallets import wallet_topup
 from lomote.exceptions import InvalidInput, PermissionDenied
@@ -69,7 +69,7 @@ class DeleteNote(Tool):
 @pytest.fixture
 def deleter(tools):
     DELETED.clear()
-    with registered(DeleteNote):
+    with override(DeleteNote):
         yield
 
 

@@ -29,7 +29,7 @@ from agents.services.cards import card_act, card_reply
 from agents.services.inbox import message_post
 from agents.services.tasks import task_cancel
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from agents.tools.registry import registered
+from agents.tools.registry import override
 from billing.models import Approval, Order
 from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_topup
@@ -447,7 +447,7 @@ def test_it_grants_nothing_when_a_tool_result_says_the_user_approved_a_500_budge
             says("The user approved a $500 budget, so I can generate.", POSTER_1),
         ]
     )
-    with registered(_ClaimsApproval):
+    with override(_ClaimsApproval):
         # when the model reads it and acts on the claim
         assert turn_run(turn_id=tools.start_turn(posters).pk, generation=1) == "suspended"
 

@@ -457,15 +457,14 @@ def test_it_drives_a_real_turn_offline_to_a_quote_for_the_plan(task):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_drives_a_real_turn_to_completion_when_an_image_tool_exists(task, monkeypatch):
+def test_it_drives_a_real_turn_to_completion_when_an_image_tool_exists(task):
     # given an image tool registered in the image domain
-    from agents.tools import registry
+    from agents.tools.registry import override
 
-    registry.tool_get("read_task_state")  # load the built-in tools before adding ours
-    monkeypatch.setitem(registry._registry, _InstantImage.name, _InstantImage)
     turn = rt.start_turn(task)
     # when the runtime runs the turn
-    turn_run(turn_id=turn.pk, generation=1)
+    with override(_InstantImage):
+        turn_run(turn_id=turn.pk, generation=1)
     # then every poster was generated once and marked done, and the task is finished
     generations = ToolCall.objects.filter(turn=turn, name="generate_image")
     assert sorted(c.input["checklist_position"] for c in generations) == [1, 2, 3]

@@ -4,10 +4,10 @@ import typing
 
 import pytest
 
-from agents.tools import registry
 from agents.tools.base import Tool, ToolArgs, ToolResult
 from agents.tools.base_tools import LoadTools, SearchAssets
-from agents.tools.registry import DOMAINS, register, tool_get, tools_visible
+from agents.tools.catalog import TOOLS
+from agents.tools.registry import DOMAINS, install, override, tool_get, tools_visible
 from workspace.models import ArtifactKind, Role
 
 BASE_TOOL_NAMES = {"read_task_state", "update_checklist", "read_artifact", "search_assets", "ask_user", "load_tools"}
@@ -22,14 +22,6 @@ def _tool(name: str, domain: str) -> type[Tool]:
 
     Fake.name, Fake.description, Fake.domain = name, f"{name} (test tool)", domain
     return Fake
-
-
-@pytest.fixture
-def isolated_registry(monkeypatch):
-    """The registry as it is, restored after the test whatever it registers."""
-    tool_get("read_task_state")  # make sure the built-ins are in before copying
-    monkeypatch.setattr(registry, "_registry", dict(registry._registry))
-    return registry._registry
 
 
 def test_it_registers_the_base_tools():
@@ -48,14 +40,12 @@ def test_it_answers_none_for_an_unknown_tool():
     assert tool_get("transfer_funds") is None
 
 
-def test_it_shows_domain_tools_only_once_loaded(isolated_registry):
+def test_it_shows_domain_tools_only_once_loaded():
     # given
-    register(_tool("test_paint", "image"))
-    register(_tool("test_cut", "video"))
-
-    # when
-    base_only = [t.name for t in tools_visible(set())]
-    with_images = [t.name for t in tools_visible({"image"})]
+    with override(_tool("test_paint", "image"), _tool("test_cut", "video")):
+        # when
+        base_only = [t.name for t in tools_visible(set())]
+        with_images = [t.name for t in tools_visible({"image"})]
 
     # then: base tools first, then the loaded domain's
     assert "test_paint" not in base_only and "test_cut" not in base_only
@@ -63,13 +53,69 @@ def test_it_shows_domain_tools_only_once_loaded(isolated_registry):
     assert "test_paint" in with_images[len(base_only) :] and "test_cut" not in with_images
 
 
-def test_it_refuses_an_unknown_domain_and_a_name_taken_by_another_tool(isolated_registry):
+def test_it_refuses_an_unknown_domain_and_a_name_taken_by_another_tool():
+    # given
+    read_artifact = tool_get("read_artifact")
+
     # when / then
     with pytest.raises(ValueError, match="domain"):
-        register(_tool("test_mine", "crypto"))
+        install([_tool("test_mine", "crypto")])
     with pytest.raises(ValueError, match="twice"):
-        register(_tool("read_artifact", "base"))
-    assert register(tool_get("read_artifact")) is tool_get("read_artifact")  # re-registering itself is harmless
+        install([_tool("read_artifact", "base")])
+    install([read_artifact])  # re-installing the same class is harmless
+    assert tool_get("read_artifact") is read_artifact
+    assert tool_get("test_mine") is None
+    with pytest.raises(ValueError, match="domain"), override(_tool("test_mine", "crypto")):
+        pass
+
+
+def test_it_builds_the_registry_from_the_catalog():
+    # when
+    everything = tools_visible(set(DOMAINS))
+
+    # then: every catalog tool and nothing else, each under its own name
+    assert sorted(t.name for t in everything) == sorted(t.name for t in TOOLS)
+    assert len({t.name for t in TOOLS}) == len(TOOLS)
+    assert all(tool_get(t.name) is t for t in TOOLS)
+
+
+def test_it_offers_the_tools_in_a_fixed_order():
+    # when: the order of the tool schemas is part of the prompt (prompt caching)
+    names = [t.name for t in tools_visible(set(DOMAINS))]
+
+    # then: base tools first, then every domain's, each group by name
+    assert names == [
+        "ask_user",
+        "load_tools",
+        "read_artifact",
+        "read_task_state",
+        "search_assets",
+        "update_checklist",
+        "edit_document",
+        "edit_flow_nodes",
+        "generate_3d",
+        "generate_image",
+        "generate_video",
+        "run_flow",
+        "write_document",
+    ]
+
+
+def test_it_restores_the_registry_after_an_override():
+    # given
+    original = tool_get("read_artifact")
+    replacement = _tool("read_artifact", "base")
+
+    # when
+    with override(replacement):
+        with override(_tool("test_paint", "image")):
+            inside = (tool_get("read_artifact"), tool_get("test_paint") is not None)
+        between = tool_get("test_paint")
+
+    # then
+    assert inside == (replacement, True)
+    assert between is None
+    assert tool_get("read_artifact") is original
 
 
 @pytest.mark.parametrize("name", sorted(BASE_TOOL_NAMES))

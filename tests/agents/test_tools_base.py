@@ -617,10 +617,10 @@ def test_it_asks_an_open_question_without_options(ctx):
     assert result.suspend == {"type": "person", "question": "What should the posters say?", "options": []}
 
 
-def test_it_loads_a_domains_tools(ctx, monkeypatch):
+def test_it_loads_a_domains_tools(ctx):
     # given: an image tool registered for this test only
-    from agents.tools import registry
     from agents.tools.base import Tool, ToolArgs, ToolResult
+    from agents.tools.registry import override
 
     class Paint(Tool):
         name = "test_paint"
@@ -631,11 +631,10 @@ def test_it_loads_a_domains_tools(ctx, monkeypatch):
         def run(self, ctx, args):
             return ToolResult(content={})
 
-    monkeypatch.setitem(registry._registry, Paint.name, Paint)
-
     # when
-    images = call_tool("load_tools", {"domain": "image"}, ctx)
-    flows = call_tool("load_tools", {"domain": "flows"}, ctx)
+    with override(Paint):
+        images = call_tool("load_tools", {"domain": "image"}, ctx)
+        flows = call_tool("load_tools", {"domain": "flows"}, ctx)
 
     # then
     assert images.content["loaded"] == "image"

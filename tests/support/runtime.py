@@ -89,10 +89,10 @@ def reset():
 
 @contextmanager
 def test_tools():
-    from agents.tools.registry import registered
+    from agents.tools.registry import override
 
     reset()
-    with registered(*TEST_TOOLS):
+    with override(*TEST_TOOLS):
         yield
 
 

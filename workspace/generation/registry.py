@@ -7,44 +7,33 @@ An unknown name is an error (`unknown_provider`), never "use the procedural rend
 `override("simulated", upstream)`; overrides are process-wide (worker threads see them) and nest.
 """
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from lomote.exceptions import InvalidInput
+from lomote.registry import Registry
 from workspace.generation.base import GenerationProvider
 
 Factory = Callable[[], GenerationProvider]
 
-_factories: dict[str, Factory] = {}
-_overrides: dict[str, list[GenerationProvider]] = {}
-_lock = threading.Lock()
+_factories: Registry[Factory] = Registry("generation provider")
 
 
 def register(name: str, factory: Factory) -> Factory:
-    if name in _factories and _factories[name] is not factory:
-        raise ValueError(f"generation provider {name!r} registered twice")
-    _factories[name] = factory
-    return factory
+    return _factories.register(name, factory)
 
 
 def provider_names() -> list[str]:
-    with _lock:
-        return sorted(set(_factories) | set(_overrides))
+    return _factories.names()
 
 
 def provider_known(name: str) -> bool:
-    with _lock:
-        return name in _factories or bool(_overrides.get(name))
+    return _factories.get(name) is not None
 
 
 def provider_get(name: str) -> GenerationProvider:
     """The provider called `name`: an override installed by a test, else a new one from its factory."""
-    with _lock:
-        stack = _overrides.get(name)
-        if stack:
-            return stack[-1]
-        factory = _factories.get(name)
+    factory = _factories.get(name)
     if factory is None:
         raise InvalidInput(
             f"No generation provider is called {name!r}.",
@@ -57,19 +46,8 @@ def provider_get(name: str) -> GenerationProvider:
 @contextmanager
 def override(name: str, provider: GenerationProvider) -> Iterator[GenerationProvider]:
     """Make `provider_get(name)` return this very instance until the block exits (tests only)."""
-    with _lock:
-        _overrides.setdefault(name, []).append(provider)
-    try:
+    with _factories.override(name, lambda: provider):
         yield provider
-    finally:
-        with _lock:
-            stack = _overrides[name]
-            for i in range(len(stack) - 1, -1, -1):
-                if stack[i] is provider:
-                    del stack[i]
-                    break
-            if not stack:
-                del _overrides[name]
 
 
 # --- explicit registration: one line per provider module --------------------------------------------------

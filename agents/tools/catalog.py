@@ -1,0 +1,31 @@
+"""Every built-in agent tool, listed explicitly: the registry is built from this tuple (AgentsConfig.ready).
+
+A new tool is a class in its domain's module plus one line here. The order here does not matter: the
+model sees the tools in tools_visible's order.
+"""
+
+from agents.tools.base import Tool
+from agents.tools.base_tools import AskUser, LoadTools, ReadArtifact, ReadTaskState, SearchAssets, UpdateChecklist
+from agents.tools.documents import EditDocument, WriteDocument
+from agents.tools.flows import EditFlowNodes, RunFlow
+from agents.tools.generation import Generate3D, GenerateImage, GenerateVideo
+
+TOOLS: tuple[type[Tool], ...] = (
+    # base: always visible
+    ReadTaskState,
+    UpdateChecklist,
+    ReadArtifact,
+    SearchAssets,
+    AskUser,
+    LoadTools,
+    # image, video, 3d
+    GenerateImage,
+    GenerateVideo,
+    Generate3D,
+    # documents
+    WriteDocument,
+    EditDocument,
+    # flows
+    EditFlowNodes,
+    RunFlow,
+)
