@@ -8,7 +8,8 @@ Handlers must be quick database work; side effects outside the database go throu
 """
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 Handler = Callable[..., None]
@@ -31,3 +32,17 @@ def publish(event: str, **data: Any) -> None:
 
 def subscribers(event: str) -> list[Handler]:
     return list(_subscribers[event])
+
+
+@contextmanager
+def subscribed(event: str, handler: Handler) -> Iterator[Handler]:
+    """Subscribe `handler` for the block only (tests): on exit it is gone again, unless it was there before."""
+    added = handler not in _subscribers[event]
+    subscribe(event)(handler)
+    try:
+        yield handler
+    finally:
+        if added and handler in _subscribers[event]:
+            _subscribers[event].remove(handler)
+            if not _subscribers[event]:
+                del _subscribers[event]

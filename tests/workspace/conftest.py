@@ -14,12 +14,12 @@ def media_root(settings, tmp_path):
 
 
 @pytest.fixture
-def settled(monkeypatch):
+def settled():
     """Every `generation.job_settled` published during the test, after the subscribers already registered."""
     calls: list[dict] = []
 
     def record(**data):
         calls.append(data)
 
-    monkeypatch.setitem(domain_events._subscribers, JOB_SETTLED, [*domain_events.subscribers(JOB_SETTLED), record])
-    return calls
+    with domain_events.subscribed(JOB_SETTLED, record):
+        yield calls
