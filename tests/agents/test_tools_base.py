@@ -204,14 +204,27 @@ def test_it_denies_update_checklist_to_a_task_created_by_a_viewer(workspace, car
     assert not _events(workspace, "task.checklist").exists()
 
 
-def test_it_lets_a_viewer_task_read(workspace, carol):
-    # given
+def test_it_lets_a_viewer_task_read(workspace, carol, long_document):
+    # given: carol is a viewer; her task acts with her role
     task = Task.objects.create(workspace=workspace, title="Look around", created_by=carol, status=TaskStatus.ACTIVE)
     ctx = tool_context(task)
+    events_before = _events(workspace).count()
 
-    # when / then
-    for name in ("read_task_state", "read_artifact", "search_assets", "ask_user", "load_tools"):
-        check_tool_permission(tool_get(name), ctx)
+    # when: her task calls every reading tool through the permission check
+    state = call_tool("read_task_state", {}, ctx)
+    read = call_tool("read_artifact", {"artifact_id": long_document.pk, "limit": 10}, ctx)
+    found = call_tool("search_assets", {"query": "script"}, ctx)
+    asked = call_tool("ask_user", {"question": "Which script?"}, ctx)
+    loaded = call_tool("load_tools", {"domain": "documents"}, ctx)
+
+    # then each answered what it reads, and none planned or logged anything
+    assert ctx.role == Role.VIEWER
+    assert state.content["task"]["id"] == task.pk and state.content["checklist"] == []
+    assert read.content["text"] == "line 00000" and read.content["artifact"]["id"] == long_document.pk
+    assert [r["id"] for r in found.content["results"]] == [long_document.pk]
+    assert asked.suspend == {"type": "person", "question": "Which script?", "options": []}
+    assert loaded.content == {"loaded": "documents", "tools": ["edit_document", "write_document"]}
+    assert _checklist(task) == [] and _events(workspace).count() == events_before
 
 
 def test_it_takes_the_creators_current_role_at_execution(workspace, alice, bob, editor_task):

@@ -153,7 +153,12 @@ def test_it_lets_an_api_key_read_jobs(workspace, jobs):
 
 
 def test_it_refuses_anonymous_callers(api_client, workspace, jobs):
-    assert api_client.get(jobs_url(workspace.pk)).status_code in (401, 403)
+    # when
+    response = api_client.get(jobs_url(workspace.pk))
+
+    # then 401 (no credentials, with a challenge), not 403 (known caller, not allowed)
+    assert_error(response, 401, "not_authenticated")
+    assert response["WWW-Authenticate"].startswith("Bearer")
 
 
 # --- artifacts ----------------------------------------------------------------------------------------------------

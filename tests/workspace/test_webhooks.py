@@ -12,6 +12,7 @@ import time
 import pytest
 from django.db import connections
 from django.test import Client
+from PIL import features
 
 from workspace import views
 from workspace.generation import registry
@@ -99,9 +100,24 @@ def test_it_applies_a_signed_delivery(client, job):
     assert WebhookDelivery.objects.get().job == job
 
 
+def assert_applied(response, delivery: str, job, *, applied: bool = True) -> None:
+    """200 for `delivery`, and the job at the body_for report (running, 40) whether this one moved it or not."""
+    assert response.status_code == 200, (response.status_code, response.content[:300])
+    assert response.json() == {"delivery": delivery, "duplicate": False, "applied": applied}
+    job.refresh_from_db()
+    assert (job.status, job.progress) == ("running", 40)
+    assert WebhookDelivery.objects.get(delivery_id=delivery).job == job
+
+
 def test_it_accepts_the_previous_secret_during_a_rotation(client, job):
+    # given
     body = body_for(job)
-    assert post(client, body, sign(OLD_SECRET, "dlv_old", int(time.time()), body)).status_code == 200
+
+    # when
+    response = post(client, body, sign(OLD_SECRET, "dlv_old", int(time.time()), body))
+
+    # then the report moved the job
+    assert_applied(response, "dlv_old", job)
 
 
 def test_it_accepts_a_header_carrying_several_signatures_if_one_matches(client, job):
@@ -110,15 +126,26 @@ def test_it_accepts_a_header_carrying_several_signatures_if_one_matches(client, 
     headers = sign(SECRET, "dlv_2", now, body)
     headers[SIGNATURE_HEADER] = f"v1={signature('whsec_dropped', 'dlv_2', now, body)} {headers[SIGNATURE_HEADER]}"
 
-    # when / then
-    assert post(client, body, headers).status_code == 200
+    # when
+    response = post(client, body, headers)
+
+    # then the report moved the job
+    assert_applied(response, "dlv_2", job)
 
 
 def test_it_accepts_a_timestamp_just_inside_the_tolerance(client, job):
+    # given the same report, sent twice under two delivery ids at either edge of the tolerance
     body = body_for(job)
-    for offset in (-295, 295):
-        response = post(client, body, sign(SECRET, f"dlv_{offset}", int(time.time()) + offset, body))
-        assert response.status_code == 200
+
+    # when
+    past, future = [
+        post(client, body, sign(SECRET, f"dlv_{offset}", int(time.time()) + offset, body)) for offset in (-295, 295)
+    ]
+
+    # then both are accepted and stored; the first moved the job, the repeat explicitly did not
+    assert_applied(past, "dlv_-295", job)
+    assert_applied(future, "dlv_295", job, applied=False)
+    assert WebhookDelivery.objects.count() == 2
 
 
 # --- refused, with nothing written -------------------------------------------------------------------------------
@@ -322,12 +349,24 @@ def test_it_survives_duplicated_and_reordered_callbacks(workspace, client, settl
 
 
 def test_it_ignores_a_callback_the_upstream_sent_twice_under_two_delivery_ids(workspace, client, settled):
+    # given an upstream that sends each callback twice, each copy under its own delivery id
     upstream = SimulatedUpstream(deliver=via_client(client), secret=SECRET, duplicate="callback")
     with registry.override("simulated", upstream):
-        job_submit(workspace_id=workspace.pk, idempotency_key="k", kind="video", prompt="p", provider="simulated")
-        upstream.run()
+        job = job_submit(workspace_id=workspace.pk, idempotency_key="k", kind="video", prompt="p", provider="simulated")
+
+        # when
+        deliveries = upstream.run()
+
+    # then every copy was acknowledged and stored, but the job moved once per callback and settled once
+    assert [d.status_code for d in deliveries] == [200] * 8
     assert WebhookDelivery.objects.count() == 8
-    assert ArtifactVersion.objects.get().media_type in ("image/webp", "image/gif")
+    job.refresh_from_db()
+    assert (job.status, job.progress) == ("succeeded", 100)
+    moves = Event.objects.filter(kind__startswith="generation.").values_list("data__status", "data__progress")
+    assert [status for status, _ in moves] == ["submitting", "submitted", "queued", "running", "running", "succeeded"]
+    assert [progress for status, progress in moves if status == "running"] == [30, 70]
+    # the animation's format is the one this Pillow can write
+    assert ArtifactVersion.objects.get().media_type == ("image/webp" if features.check("webp") else "image/gif")
     assert len(settled) == 1
 
 
