@@ -53,6 +53,9 @@ CANNED = ModelResponse(
 )
 
 
+PLAN = {"items": [{"title": f"Retro poster {n} of 3", "needs_confirmation": False} for n in (1, 2, 3)]}
+
+
 @dataclass
 class Harness:
     provider: ModelProvider
@@ -60,6 +63,12 @@ class Harness:
     lease: Any  # what the registry is given
     fail: Any  # (harness) -> ModelRequest: arrange the implementation's failure, return the request to send
     expected_retryable: bool
+    # What the standard request gets: the tool calls, words the text contains, the model named as its author,
+    # and the usage (None: an estimate, which must grow with the prompt).
+    calls: list[tuple[str, dict]]
+    says: list[str]
+    answered_by: str
+    usage: Usage | None
     install: Any = None  # context manager factory for kinds that need an override
 
     def request(self, **overrides) -> ModelRequest:
@@ -80,7 +89,15 @@ def harness(request):
         lease = SimpleNamespace(provider="scripted", model=MODEL_NAME, base_url="", params={}, secret=None)
         # No transport to fail: the failure the planner must report is a request for another model.
         yield Harness(
-            ScriptedPlanner(), MODEL_NAME, lease, fail=lambda h: h.request(model="gpt-other"), expected_retryable=False
+            ScriptedPlanner(),
+            MODEL_NAME,
+            lease,
+            fail=lambda h: h.request(model="gpt-other"),
+            expected_retryable=False,
+            calls=[("read_task_state", {}), ("update_checklist", PLAN)],
+            says=["not an LLM", *(item["title"] for item in PLAN["items"])],
+            answered_by=MODEL_NAME,
+            usage=None,
         )
     elif kind == "replay":
         replay = ReplayProvider([CANNED] * 20)
@@ -92,7 +109,17 @@ def harness(request):
                 replay.complete(h.request())
             return h.request()
 
-        harness = Harness(replay, "replay", lease, fail=exhaust, expected_retryable=False)
+        harness = Harness(
+            replay,
+            "replay",
+            lease,
+            fail=exhaust,
+            expected_retryable=False,
+            calls=[("read_task_state", {})],
+            says=[CANNED.text],
+            answered_by=CANNED.model,  # a replayed output keeps the model that produced it
+            usage=CANNED.usage,
+        )
         harness.install = lambda: registry.override(ProviderKind.REPLAY, replay)
         yield harness
     else:
@@ -112,7 +139,17 @@ def harness(request):
                 server.fail(503)
                 return h.request()
 
-            yield Harness(provider, "fake-model-1", lease, fail=unavailable, expected_retryable=True)
+            yield Harness(
+                provider,
+                "fake-model-1",
+                lease,
+                fail=unavailable,
+                expected_retryable=True,
+                calls=[("read_task_state", {})],
+                says=[CANNED.text],
+                answered_by="fake-model-1",  # as the server's body names it
+                usage=Usage(prompt_tokens=42, completion_tokens=7, cached_prompt_tokens=0),
+            )
             provider.close()
 
 
@@ -120,6 +157,8 @@ def harness(request):
 
 
 def test_it_declares_a_registered_kind(harness):
+    # then its kind is the kind of the leases it serves
+    assert harness.provider.kind == harness.lease.provider
     assert harness.provider.kind in ProviderKind.values
 
 
@@ -135,6 +174,9 @@ def test_it_returns_a_well_formed_response(harness):
         assert isinstance(call.id, str) and call.id
         assert isinstance(call.name, str) and call.name
         assert isinstance(call.arguments, dict | str)
+    # and it is the provider's own answer to that request
+    assert [(call.name, call.arguments) for call in response.tool_calls] == harness.calls
+    assert all(words in response.text for words in harness.says), response.text
 
 
 def test_it_only_calls_offered_tools_with_distinct_ids(harness):
@@ -147,7 +189,7 @@ def test_it_only_calls_offered_tools_with_distinct_ids(harness):
 
 def test_it_names_the_model_that_produced_the_output(harness):
     response = harness.provider.complete(harness.request())
-    assert isinstance(response.model, str) and response.model
+    assert response.model == harness.answered_by
 
 
 def test_it_reports_usage_as_honest_counts(harness):
@@ -155,6 +197,13 @@ def test_it_reports_usage_as_honest_counts(harness):
     assert all(isinstance(n, int) and n >= 0 for n in (usage.prompt_tokens, usage.completion_tokens))
     assert 0 <= usage.cached_prompt_tokens <= usage.prompt_tokens
     assert usage.prompt_tokens > 0
+    if harness.usage is not None:
+        # then it is what the model reported, unchanged
+        assert usage == harness.usage
+    else:
+        # then the estimate follows what a model would have been sent
+        longer = harness.request(messages=[*MESSAGES, {"role": "user", "content": "more context " * 100}])
+        assert harness.provider.complete(longer).usage.prompt_tokens > usage.prompt_tokens
 
 
 def test_it_leaves_the_request_untouched(harness):
@@ -182,8 +231,12 @@ def test_it_is_built_by_the_registry_for_a_lease_of_its_kind(harness):
             assert built is harness.provider
     else:
         built = registry.provider_for_lease(harness.lease)
+        assert built is not harness.provider and type(built) is type(harness.provider)
     assert built.kind == harness.provider.kind
-    assert built.complete(harness.request()).model
+    # then the built provider answers the standard request like the one under test
+    response = built.complete(harness.request())
+    assert response.model == harness.answered_by
+    assert [(call.name, call.arguments) for call in response.tool_calls] == harness.calls
 
 
 # --- the registry ------------------------------------------------------------------------------------------
@@ -231,15 +284,19 @@ def test_it_can_override_a_registered_kind_for_a_test():
     replay = ReplayProvider([CANNED])
     with registry.override(ProviderKind.SCRIPTED, replay):
         assert registry.provider_for_lease(_lease("scripted")) is replay
+        assert registry.provider_for_lease(_lease("scripted")).complete(_request()) == CANNED
     after = SimpleNamespace(provider="scripted", model=MODEL_NAME, base_url="", params={}, secret=None)
-    assert isinstance(registry.provider_for_lease(after), ScriptedPlanner)
+    planner = registry.provider_for_lease(after)
+    assert isinstance(planner, ScriptedPlanner)
+    assert planner.complete(_request(model=MODEL_NAME)).model == MODEL_NAME
+    assert replay.calls == 1
 
 
 # --- the replay provider -----------------------------------------------------------------------------------
 
 
-def _request() -> ModelRequest:
-    return ModelRequest(model="replay", params={}, messages=copy.deepcopy(MESSAGES), tools=list(TOOLS), state={})
+def _request(model: str = "replay") -> ModelRequest:
+    return ModelRequest(model=model, params={}, messages=copy.deepcopy(MESSAGES), tools=list(TOOLS), state={})
 
 
 def test_it_replays_outputs_in_order_and_records_every_request():
