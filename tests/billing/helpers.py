@@ -1,8 +1,4 @@
-"""Billing test helpers: a snapshot of every money fact, and a thread race on separate connections."""
-
-import threading
-
-from django.db import connections
+"""Billing test helpers: a snapshot of every money fact (the thread race is tests.support.race)."""
 
 from billing.models import Approval, LedgerEntry, Order, Quote, SpendPolicy, Wallet
 from workspace.models import Event
@@ -19,30 +15,3 @@ def money() -> dict[str, list[tuple]]:
         "policies": list(SpendPolicy.objects.order_by("pk").values_list("pk", "no_confirm_threshold")),
         "events": list(Event.objects.filter(kind__startswith="billing.").order_by("pk").values_list("pk", "kind")),
     }
-
-
-def race(calls, *, timeout: float = 60) -> list:
-    """Run each call in its own thread (hence its own database connection), released together.
-
-    Returns each call's result or the exception it raised, in order. Each thread closes its connections,
-    so the test database can be dropped afterwards.
-    """
-    gate = threading.Barrier(len(calls), timeout=timeout)
-    results: list = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            gate.wait()
-            results[index] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
-            results[index] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=timeout)
-    assert not any(thread.is_alive() for thread in threads), "a racing call never finished"
-    return results

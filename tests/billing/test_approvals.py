@@ -7,7 +7,8 @@ from billing.models import Approval, ApprovalKind
 from billing.services.approvals import approval_grant
 from billing.services.quotes import quote_create
 from lomote.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
-from tests.billing.helpers import money, race
+from tests.billing.helpers import money
+from tests.support.race import race
 from tests.support.rest import events_of, issue_api_key
 from workspace.authentication import ApiKeyPrincipal
 from workspace.models import Role

@@ -19,7 +19,8 @@ from billing.services.orders import order_capture, order_refund, order_release
 from billing.services.quotes import quote_create
 from billing.services.wallets import wallet_reconcile, wallet_topup
 from lomote.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
-from tests.billing.helpers import money, race
+from tests.billing.helpers import money
+from tests.support.race import race
 from tests.support.rest import events_of
 from workspace.models import Event
 from workspace.selectors import workspace_access

@@ -11,7 +11,8 @@ from billing.selectors import order_get, wallet_get
 from billing.services.wallets import wallet_reconcile
 from billing.subscribers import on_job_settled
 from lomote import domain_events
-from tests.billing.helpers import money, race
+from tests.billing.helpers import money
+from tests.support.race import race
 from tests.support.rest import events_of
 from workspace.models import GenerationJob, JobStatus
 from workspace.services.generation import job_event_apply

@@ -1,12 +1,10 @@
 """Artifacts, immutable versions and optimistic concurrency (DESIGN §9; issue 6, minimal part)."""
 
-import threading
-
 import pytest
 from django.core.files.base import ContentFile
-from django.db import connections
 
 from lomote.exceptions import Conflict, InvalidInput, NotFound
+from tests.support.race import race
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion, Event
 from workspace.selectors import artifact_get, artifact_search, artifact_version_get
 from workspace.services.artifacts import artifact_create, artifact_version_add
@@ -249,25 +247,17 @@ def test_it_refuses_writes_to_a_deleted_artifact(workspace, storyboard):
 @pytest.mark.django_db(transaction=True)
 def test_it_lets_exactly_one_of_two_concurrent_writers_on_the_same_base_win(workspace, storyboard):
     # given: two writers, each on its own connection, both based on v1
-    barrier = threading.Barrier(2)
-    outcomes: dict[str, str] = {}
+    names = ("person", "agent")
 
-    def write(name: str) -> None:
+    def write(name: str) -> str:
         try:
-            barrier.wait(timeout=10)
             artifact_version_add(workspace_id=workspace.pk, artifact_id=storyboard.pk, base_version=1, content=name)
-            outcomes[name] = "won"
         except Conflict as exc:
-            outcomes[name] = exc.code
-        finally:
-            connections.close_all()
+            return exc.code
+        return "won"
 
     # when
-    threads = [threading.Thread(target=write, args=(name,)) for name in ("person", "agent")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
+    outcomes = dict(zip(names, race([lambda name=name: write(name) for name in names]), strict=True))
 
     # then
     assert sorted(outcomes.values()) == ["stale_version", "won"]

@@ -1,11 +1,9 @@
 """Flows: per-node versions and conflicts (DESIGN §9; seed §9.3)."""
 
-import threading
-
 import pytest
-from django.db import connection
 
 from lomote.exceptions import Conflict, InvalidInput
+from tests.support.race import race
 from workspace.flows.graph import graph_load
 from workspace.models import Artifact
 from workspace.selectors import artifact_version_get
@@ -111,26 +109,15 @@ def test_it_refuses_a_cycle(workspace, alice):
 
 
 def _race(workspace_id, artifact_id, edits: list[dict]) -> list:
-    barrier = threading.Barrier(len(edits))
-    results: list = [None] * len(edits)
-
-    def writer(i):
-        try:
-            barrier.wait(timeout=10)
-            results[i] = flow_edit(
-                workspace_id=workspace_id, artifact_id=artifact_id, base_version=1, node_edits=edits[i]
+    """Each node edit on version 1 at the same moment, from its own connection: what each writer got."""
+    return race(
+        [
+            lambda edit=edit: flow_edit(
+                workspace_id=workspace_id, artifact_id=artifact_id, base_version=1, node_edits=edit
             )
-        except Exception as exc:  # noqa: BLE001 - the test inspects what each writer got
-            results[i] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=writer, args=(i,)) for i in range(len(edits))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    return results
+            for edit in edits
+        ]
+    )
 
 
 @pytest.mark.postgres

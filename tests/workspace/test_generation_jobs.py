@@ -6,16 +6,16 @@ Reports are applied through `job_event_apply` here; the signed webhook path has 
 """
 
 import json
-import threading
 from datetime import timedelta
 
 import pytest
 from django.core.files.base import ContentFile
 from django.core.management import call_command
-from django.db import connections, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from lomote.exceptions import Conflict, InvalidInput, NotFound
+from tests.support.race import race
 from workspace.generation import registry
 from workspace.generation.base import Output
 from workspace.generation.simulated import SimulatedUpstream
@@ -515,27 +515,6 @@ def test_it_runs_the_sweeper_command_once(workspace, upstream, settings):
 # --- real concurrency (PostgreSQL) ------------------------------------------------------------------------------
 
 
-def _in_threads(*targets):
-    barrier = threading.Barrier(len(targets))
-    results: list = [None] * len(targets)
-
-    def run(index, target):
-        try:
-            barrier.wait(timeout=10)
-            results[index] = target()
-        except Exception as exc:  # noqa: BLE001 - reported to the test
-            results[index] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, t)) for i, t in enumerate(targets)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    return results
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_it_applies_two_simultaneous_completions_once(workspace, upstream, settled):
@@ -543,7 +522,7 @@ def test_it_applies_two_simultaneous_completions_once(workspace, upstream, settl
     job = submit(workspace)
 
     # when two callbacks with the result arrive at the same moment
-    results = _in_threads(*[lambda: job_event_apply(job_id=job.pk, status="succeeded", result=PNG)] * 2)
+    results = race([lambda: job_event_apply(job_id=job.pk, status="succeeded", result=PNG)] * 2)
 
     # then one applied; one version, one publish
     assert sorted(results) == [False, True]
@@ -554,7 +533,7 @@ def test_it_applies_two_simultaneous_completions_once(workspace, upstream, settl
 @pytest.mark.django_db(transaction=True)
 def test_it_submits_once_when_two_workers_submit_the_same_call(workspace, upstream):
     # when an old and a new worker submit the same call at the same moment
-    results = _in_threads(*[lambda: submit(workspace)] * 2)
+    results = race([lambda: submit(workspace)] * 2)
 
     # then one job, one upstream submission, both callers get it
     assert all(isinstance(r, GenerationJob) for r in results), results

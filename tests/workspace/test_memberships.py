@@ -4,10 +4,10 @@ import threading
 from unittest import mock
 
 import pytest
-from django.db import connections
 from django.urls import reverse
 
 from lomote.exceptions import PermissionDenied
+from tests.support.race import race
 from tests.support.rest import assert_error, events_of, snapshot
 from workspace.models import Membership, Role
 from workspace.selectors import workspace_access
@@ -305,23 +305,8 @@ def _race(*calls):
         gate.wait()
         return original(workspace_id)
 
-    results: list = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            results[index] = call()
-        except BaseException as exc:  # noqa: BLE001 - reported to the test thread below
-            results[index] = exc
-        finally:
-            connections.close_all()
-
     with mock.patch.object(services, "_lock_members", gated):
-        threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=30)
-    assert not any(thread.is_alive() for thread in threads), "a racing request never finished"
+        results = race(calls, timeout=30)
     for result in results:
         if isinstance(result, BaseException):
             raise result

@@ -6,14 +6,13 @@ every persisted fact as it was; an accepted one is processed once, however often
 """
 
 import json
-import threading
 import time
 
 import pytest
-from django.db import connections
 from django.test import Client
 from PIL import features
 
+from tests.support.race import race
 from workspace import views
 from workspace.generation import registry
 from workspace.generation.simulated import SimulatedUpstream, via_client
@@ -384,21 +383,9 @@ def test_it_processes_a_delivery_once_when_two_copies_arrive_at_the_same_moment(
     result = SimulatedUpstream(secret=SECRET)._timeline(job, job.upstream_id)[-1]
     body = json.dumps(result).encode()
     headers = sign(SECRET, "dlv_race", int(time.time()), body)
-    barrier, responses = threading.Barrier(2), []
-
-    def deliver():
-        try:
-            barrier.wait(timeout=10)
-            responses.append(post(Client(), body, headers))
-        finally:
-            connections.close_all()
 
     # when two copies of the same delivery arrive together
-    threads = [threading.Thread(target=deliver) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
+    responses = race([lambda: post(Client(), body, headers)] * 2)
 
     # then both are acknowledged and it was processed once
     assert sorted(r.status_code for r in responses) == [200, 200]
