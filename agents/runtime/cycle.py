@@ -19,8 +19,9 @@ from agents.runtime.queue import enqueue_turn
 from agents.services.cards import card_open_for_wait, card_open_safety_net, card_open_to_continue, checkpoint_unasked
 from agents.services.generation_results import decide_after_jobs
 from agents.services.summaries import task_summary_write
-from agents.services.turns import task_status_data, turn_start
-from agents.transitions import task_move, turn_move
+from agents.services.task_status import task_status_set
+from agents.services.turns import turn_start
+from agents.transitions import turn_move
 from workspace.services.events import event_append
 
 OPEN = (ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS)
@@ -44,10 +45,10 @@ def _end_turn(task: Task, turn: Turn, status: str, *, reason: str = "", error: d
 
 
 def _set_task(task: Task, status: str, *, reason: str = "", waiting_for: dict | None = None) -> None:
-    task_move(task, status, reason=reason)
-    task.waiting_for = waiting_for or {}
-    task.save(update_fields=["status", "stop_reason", "waiting_for", "auto_turns", "updated_at"])
-    event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    """The cycle's move: with the auto-turn count it changed; the summary is rewritten once the cycle ends."""
+    task_status_set(
+        task, status, reason=reason, waiting_for=waiting_for or {}, summary=False, also_save=("auto_turns",)
+    )
 
 
 def _card_wait(card, **flags) -> dict:

@@ -36,9 +36,9 @@ from agents.services.generation_results import (
     tasks_waiting_on_granted_approval,
     tasks_waiting_on_settled_jobs,
 )
-from agents.services.summaries import task_summary_write
-from agents.services.turns import task_status_data, turn_start
-from agents.transitions import task_move, turn_move
+from agents.services.task_status import task_status_set
+from agents.services.turns import turn_start
+from agents.transitions import turn_move
 from billing.services.orders import orders_release_orphaned
 from workspace.services.events import event_append
 
@@ -101,10 +101,7 @@ def _take_over(turn_id: int, generation: int, now: datetime, report: SweepReport
             turn.stop_reason, turn.finished_at = "attempt_cap", now
             turn.error = {"code": "attempt_cap", "message": f"The turn was interrupted {turn.attempts} times."}
             turn.save(update_fields=["status", "stop_reason", "finished_at", "error"])
-            task_move(task, TaskStatus.IDLE, reason="attempt_cap")
-            task.save(update_fields=["status", "stop_reason", "updated_at"])
-            task_summary_write(task)
-            event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+            task_status_set(task, TaskStatus.IDLE, reason="attempt_cap")
             report.failed.append(turn_id)
             return
         turn_move(turn, TurnStatus.QUEUED)

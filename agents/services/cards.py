@@ -37,9 +37,7 @@ from agents.models import (
     Turn,
 )
 from agents.services.inbox import message_post
-from agents.services.summaries import task_summary_write
-from agents.services.turns import task_status_data
-from agents.transitions import task_move
+from agents.services.task_status import task_status_set
 from billing.models import Approval
 from billing.services.approvals import approval_grant
 from lomote.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
@@ -300,10 +298,8 @@ def card_open_to_continue(task: Task, *, turn: Turn | None = None) -> Card:
 
 def task_wait_for_card(task: Task, card: Card, **flags: Any) -> None:
     """Make the task (locked) wait for a person's action on `card`."""
-    task_move(task, TaskStatus.WAITING, reason="checkpoint")
-    task.waiting_for = {"type": "person", "card": card.pk, **flags}
-    task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
-    event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    waiting_for = {"type": "person", "card": card.pk, **flags}
+    task_status_set(task, TaskStatus.WAITING, reason="checkpoint", waiting_for=waiting_for, summary=False)
 
 
 # --- confirmation before a call ---------------------------------------------------------------------------
@@ -522,11 +518,7 @@ def _deliver(*, access: Access, card: Card, task: Task) -> None:
             f"{card.payload.get('operation')}. Nothing was spent. Do not try it again; ask what they want instead.",
         )
         if task.status == TaskStatus.WAITING and task.waiting_for.get("type") == "approval":
-            task_move(task, TaskStatus.IDLE, reason="spending_declined")
-            task.waiting_for = {}
-            task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
-            task_summary_write(task)
-            event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+            task_status_set(task, TaskStatus.IDLE, reason="spending_declined", waiting_for={})
         return
     message_post(access=access, task_id=task.pk, text=_answer_text(card))
 

@@ -16,8 +16,8 @@ from agents.locks import task_qs_for_update
 from agents.models import Autonomy, ChecklistItem, ChecklistStatus, Task, TaskStatus, ToolCall, Turn
 from agents.services.cards import card_open_to_continue, task_wait_for_card
 from agents.services.summaries import task_summary_write
-from agents.services.turns import task_status_data, turn_start
-from agents.transitions import task_move
+from agents.services.task_status import task_status_set
+from agents.services.turns import turn_start
 from billing.selectors import approvals_granted_since
 from workspace.models import GenerationJob, JobStatus
 from workspace.services.events import event_append
@@ -110,10 +110,7 @@ def _continue(task: Task, *, trigger: str) -> str:
 
 
 def _stop(task: Task, status: str, reason: str) -> str:
-    task_move(task, status, reason=reason)
-    task.waiting_for = {}
-    task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
-    event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    task_status_set(task, status, reason=reason, waiting_for={}, summary=False)
     return reason
 
 

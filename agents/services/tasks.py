@@ -14,8 +14,8 @@ from agents.models import (
     TaskStatus,
     TurnStatus,
 )
-from agents.services.summaries import task_summary_write
-from agents.services.turns import task_status_data, turn_start
+from agents.services.task_status import task_status_set
+from agents.services.turns import turn_start
 from agents.transitions import task_can_move, task_move, turn_move
 from lomote.exceptions import Conflict, NotFound
 from workspace.models import Role
@@ -80,15 +80,11 @@ def task_cancel(*, access: Access, task_id: int) -> Task:
     if task.status == TaskStatus.CANCELLED:
         return task
     _fence_out_active_turn(task, TurnStatus.CANCELLED, "cancelled")
-    task_move(task, TaskStatus.CANCELLED, reason="cancelled_by_person")
-    task.waiting_for = {}
-    task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
-    event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    task_status_set(task, TaskStatus.CANCELLED, reason="cancelled_by_person", waiting_for={})
     # Imported here: the cards service imports the inbox, which imports this module.
     from agents.services.cards import cards_withdraw
 
     cards_withdraw(task, reason="task_cancelled")
-    task_summary_write(task)
     return task
 
 
@@ -99,10 +95,7 @@ def task_pause(*, access: Access, task_id: int) -> Task:
     if task.status == TaskStatus.PAUSED:
         return task
     _fence_out_active_turn(task, TurnStatus.STOPPED, "paused")
-    task_move(task, TaskStatus.PAUSED, reason="paused_by_person")
-    task.save(update_fields=["status", "stop_reason", "updated_at"])
-    event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
-    task_summary_write(task)
+    task_status_set(task, TaskStatus.PAUSED, reason="paused_by_person")
     return task
 
 
@@ -126,9 +119,7 @@ def task_resume(*, access: Access, task_id: int) -> Task:
         task.save(update_fields=["auto_turns"])
         turn_start(task=task, trigger="resume")
     else:
-        task_move(task, TaskStatus.IDLE, reason="resumed")
-        task.save(update_fields=["status", "stop_reason", "auto_turns", "updated_at"])
-        event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+        task_status_set(task, TaskStatus.IDLE, reason="resumed", summary=False, also_save=("auto_turns",))
     return task
 
 

@@ -5,7 +5,6 @@ from django.utils import timezone
 
 from agents.models import (
     ACTIVE_TURN_STATUSES,
-    ChecklistStatus,
     ModelLease,
     ModelProfile,
     ProviderKind,
@@ -14,10 +13,9 @@ from agents.models import (
     Turn,
 )
 from agents.runtime.queue import enqueue_turn
-from agents.transitions import task_move
+from agents.services.task_status import task_status_set
 from workspace.services.events import event_append
 
-OPEN_ITEM_STATUSES = (ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS)
 SCRIPTED_DEFAULT = {"provider": ProviderKind.SCRIPTED, "model": "lomote-scripted-planner-1", "base_url": ""}
 
 
@@ -36,10 +34,7 @@ def turn_start(*, task: Task, trigger: str) -> Turn:
     number = (task.turns.aggregate(last=Max("number"))["last"] or 0) + 1
     turn = Turn.objects.create(task=task, number=number, trigger=trigger, enqueued_at=timezone.now())
     _lease_model(turn, task)
-    if task_move(task, TaskStatus.ACTIVE):
-        task.waiting_for = {}
-        task.save(update_fields=["status", "stop_reason", "waiting_for", "updated_at"])
-        event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
+    task_status_set(task, TaskStatus.ACTIVE, waiting_for={}, summary=False)
     event_append(
         workspace_id=task.workspace_id,
         kind="turn.queued",
@@ -62,15 +57,3 @@ def _lease_model(turn: Turn, task: Task) -> ModelLease:
         params=dict(profile.params),
         secret=profile.secret,
     )
-
-
-def task_status_data(task: Task) -> dict:
-    """The `task.status` event's data. `open_items` is the fact stall metrics read (agents/services/metrics.py):
-    how many checklist items were still open at that moment, recorded in the transaction that moved the task."""
-    return {
-        "task": task.pk,
-        "status": task.status,
-        "stop_reason": task.stop_reason,
-        "waiting_for": task.waiting_for,
-        "open_items": task.checklist.filter(status__in=OPEN_ITEM_STATUSES).count(),
-    }
