@@ -101,13 +101,10 @@ def dave(make_user):
 
 @pytest.fixture
 def workspace(alice, bob, carol):
-    from workspace.models import Membership, Role
-    from workspace.services.workspaces import workspace_create
+    from tests.support.factories import WorkspaceFactory
+    from workspace.models import Role
 
-    ws = workspace_create(user=alice, name="Poster studio")
-    Membership.objects.create(workspace=ws, user=bob, role=Role.EDITOR)
-    Membership.objects.create(workspace=ws, user=carol, role=Role.VIEWER)
-    return ws
+    return WorkspaceFactory(name="Poster studio", created_by=alice, members={bob: Role.EDITOR, carol: Role.VIEWER})
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from agents.models import (
     Card,
@@ -16,9 +15,20 @@ from agents.models import (
     Step,
     Task,
     ToolCall,
-    ToolCallStatus,
     Turn,
     TurnStatus,
+)
+from tests.support.factories import (
+    CardFactory,
+    ChecklistItemFactory,
+    InboxMessageFactory,
+    ModelLeaseFactory,
+    ModelProfileFactory,
+    ProviderSecretFactory,
+    StepFactory,
+    TaskFactory,
+    ToolCallFactory,
+    TurnFactory,
 )
 
 pytestmark = pytest.mark.django_db
@@ -42,35 +52,20 @@ def admin_client(client, operator):
 @pytest.fixture
 def rows(workspace, alice):
     """One row of every agents model, linked the way the runtime links them."""
-    secret = ProviderSecret.objects.create(workspace=workspace, name="openai", ciphertext=CIPHERTEXT)
-    profile = ModelProfile.objects.create(
+    secret = ProviderSecretFactory(workspace=workspace, name="openai", ciphertext=CIPHERTEXT)
+    profile = ModelProfileFactory(
         workspace=workspace, name="gpt", provider=ProviderKind.OPENAI_COMPAT, model="gpt-4.1-mini", secret=secret
     )
-    task = Task.objects.create(workspace=workspace, title="Retro posters", brief="Make 3", created_by=alice)
-    item = ChecklistItem.objects.create(task=task, position=1, title="Plan")
-    turn = Turn.objects.create(task=task, number=1, status=TurnStatus.COMPLETED)
-    lease = ModelLease.objects.create(
+    task = TaskFactory(workspace=workspace, title="Retro posters", brief="Make 3", created_by=alice)
+    item = ChecklistItemFactory(task=task, title="Plan")
+    turn = TurnFactory(task=task, status=TurnStatus.COMPLETED)
+    lease = ModelLeaseFactory(
         turn=turn, provider=profile.provider, model=profile.model, params={"temperature": 0}, secret=secret
     )
-    step = Step.objects.create(turn=turn, index=0, generation=1, model="gpt-4.1-mini", prompt_tokens=10)
-    now = timezone.now()
-    call = ToolCall.objects.create(
-        turn=turn,
-        step=step,
-        index=0,
-        call_id=f"{turn.pk}:0:0",
-        name="update_checklist",
-        status=ToolCallStatus.DONE,
-        result={"ok": True},
-        started_at=now,
-        finished_at=now,
-    )
-    message = InboxMessage.objects.create(
-        task=task, author=alice, text="Make 3", status="consumed", consumed_by_step=step
-    )
-    card = Card.objects.create(
-        workspace=workspace, task=task, turn=turn, kind=CardKind.CHOICE, title="Which palette?", options=[]
-    )
+    step = StepFactory(turn=turn, model="gpt-4.1-mini", prompt_tokens=10)
+    call = ToolCallFactory(step=step, done=True)
+    message = InboxMessageFactory(task=task, text="Make 3", status="consumed", consumed_by_step=step)
+    card = CardFactory(task=task, turn=turn, kind=CardKind.CHOICE, title="Which palette?", options=[])
     return {
         Card: card,
         Task: task,

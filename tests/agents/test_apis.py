@@ -16,14 +16,11 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from agents.models import (
-    ChecklistItem,
     ChecklistStatus,
     InboxMessage,
     InboxStatus,
     ModelLease,
-    ModelProfile,
     ProviderKind,
-    ProviderSecret,
     Step,
     Task,
     TaskKind,
@@ -35,6 +32,16 @@ from agents.models import (
 )
 from agents.services.inbox import message_post
 from agents.services.tasks import task_cancel, task_create, task_pause
+from tests.support.factories import (
+    ChecklistItemFactory,
+    InboxMessageFactory,
+    ModelLeaseFactory,
+    ModelProfileFactory,
+    ProviderSecretFactory,
+    StepFactory,
+    ToolCallFactory,
+    TurnFactory,
+)
 from tests.support.rest import assert_error, events_of, issue_api_key, key_client
 from tests.support.rest import snapshot as tenancy_snapshot
 from workspace.models import Role, Workspace
@@ -81,31 +88,10 @@ def _call(client: APIClient, method: str, url: str, body=None):
 
 
 def _add_step(turn: Turn, index: int, *, calls: int = 1, **fields) -> Step:
-    step = Step.objects.create(
-        turn=turn,
-        index=index,
-        generation=turn.generation,
-        model=fields.pop("model", "lomote-scripted-planner-1"),
-        **fields,
-    )
-    now = timezone.now()
+    """Step `index` of the turn with `calls` finished update_checklist calls."""
+    step = StepFactory(turn=turn, index=index, **fields)
     for i in range(calls):
-        ToolCall.objects.create(
-            turn=turn,
-            step=step,
-            index=i,
-            call_id=f"{turn.pk}:{index}:{i}",
-            provider_call_id=f"call_{index}_{i}",
-            name="update_checklist",
-            input={"items": [f"item {i}"]},
-            idempotent=True,
-            status=ToolCallStatus.DONE,
-            result={"ok": True},
-            attempts=1,
-            started_generation=turn.generation,
-            started_at=now,
-            finished_at=now,
-        )
+        ToolCallFactory(step=step, done=True, provider_call_id=f"call_{index}_{i}", input={"items": [f"item {i}"]})
     return step
 
 
@@ -455,8 +441,8 @@ def test_it_refuses_bad_list_queries(world, client_as, query, field):
 def test_it_shows_the_detail_with_checklist_active_turn_and_counts(world, client_as):
     # given a checklist, and a running turn 1 with two steps and three tool calls; the brief was consumed
     task, turn = world.task, world.task.turns.get()
-    ChecklistItem.objects.create(task=task, position=2, title="Render", status=ChecklistStatus.PENDING)
-    ChecklistItem.objects.create(
+    ChecklistItemFactory(task=task, position=2, title="Render", status=ChecklistStatus.PENDING)
+    ChecklistItemFactory(
         task=task, position=1, title="Plan", status=ChecklistStatus.DONE, evidence="3 items", artifacts=[7]
     )
     Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.RUNNING, started_at=timezone.now())
@@ -498,12 +484,10 @@ def test_it_shows_no_active_turn_for_a_paused_task(world, client_as):
 @pytest.fixture
 def secret_lease(world):
     """Turn 1 of the task, leased to an OpenAI-compatible model whose key is stored encrypted."""
-    secret = ProviderSecret.objects.create(
-        workspace=world.workspace, name="openai", ciphertext=b"CIPHERTEXT-sk-live-TOPSECRET"
-    )
+    secret = ProviderSecretFactory(workspace=world.workspace, name="openai", ciphertext=b"CIPHERTEXT-sk-live-TOPSECRET")
     turn = world.task.turns.get()
     ModelLease.objects.filter(turn=turn).delete()
-    return ModelLease.objects.create(
+    return ModelLeaseFactory(
         turn=turn,
         provider=ProviderKind.OPENAI_COMPAT,
         model="gpt-4.1-mini",
@@ -534,7 +518,7 @@ def test_it_returns_the_log_as_turns_steps_and_tool_calls(world, client_as, secr
         status=InboxStatus.CONSUMED, consumed_by_step=step0, consumed_at=timezone.now()
     )
     _finish(turn1)
-    turn2 = Turn.objects.create(task=world.task, number=2, trigger="message")
+    turn2 = TurnFactory(task=world.task, trigger="message")
 
     # when a viewer reads the log
     response = client_as("viewer").get(_log_url(world.workspace, world.task))
@@ -609,7 +593,7 @@ def test_it_pages_the_log_by_turns(world, client_as):
     turn1 = world.task.turns.get()
     _finish(turn1)
     for number in range(2, 6):
-        turn = Turn.objects.create(task=world.task, number=number, trigger="message")
+        turn = TurnFactory(task=world.task, number=number, trigger="message")
         if number < 5:
             _finish(turn)
 
@@ -649,11 +633,11 @@ def test_it_reads_the_log_in_a_fixed_number_of_queries(world, client_as):
     small = _log_queries(client, world.workspace, world.task)
     _finish(turn)
     for number in range(2, 8):
-        turn = Turn.objects.create(task=world.task, number=number, trigger="message")
-        ModelLease.objects.create(turn=turn, provider=ProviderKind.SCRIPTED, model="m")
+        turn = TurnFactory(task=world.task, number=number, trigger="message")
+        ModelLeaseFactory(turn=turn, model="m")
         for index in range(4):
             step = _add_step(turn, index, calls=3)
-            InboxMessage.objects.create(task=world.task, text="read", status="consumed", consumed_by_step=step)
+            InboxMessageFactory(task=world.task, author=None, text="read", status="consumed", consumed_by_step=step)
         if number < 7:
             _finish(turn)
 
@@ -671,7 +655,7 @@ def test_it_lists_the_inbox_with_status_and_consuming_step(world, client_as):
     # given the brief consumed by step 0, a withdrawn message and a pending one from an API key
     step = _add_step(world.task.turns.get(), 0)
     InboxMessage.objects.filter(pk=world.message.pk).update(status=InboxStatus.CONSUMED, consumed_by_step=step)
-    withdrawn = InboxMessage.objects.create(task=world.task, text="Never mind", status=InboxStatus.WITHDRAWN)
+    withdrawn = InboxMessageFactory(task=world.task, author=None, text="Never mind", status=InboxStatus.WITHDRAWN)
     key = client_as("key_editor")
     posted = key.post(
         reverse("task-message-list", args=[world.workspace.pk, world.task.pk]), {"text": "Warmer"}, format="json"
@@ -1035,8 +1019,8 @@ def test_it_checks_the_role_before_the_body(world, client_as):
 
 def test_it_uses_the_default_profile_of_the_workspace_for_the_lease(world, client_as):
     # given a default model profile with an encrypted key
-    secret = ProviderSecret.objects.create(workspace=world.workspace, name="vllm", ciphertext=b"SECRET-BYTES")
-    ModelProfile.objects.create(
+    secret = ProviderSecretFactory(workspace=world.workspace, name="vllm", ciphertext=b"SECRET-BYTES")
+    ModelProfileFactory(
         workspace=world.workspace,
         name="local",
         provider=ProviderKind.OPENAI_COMPAT,

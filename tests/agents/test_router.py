@@ -14,12 +14,10 @@ from django.utils import timezone
 
 from agents.exceptions import ModelError
 from agents.models import (
-    Card,
     CardKind,
     CardStatus,
     InboxMessage,
     MainMessage,
-    ModelProfile,
     ProviderKind,
     Route,
     Task,
@@ -36,6 +34,7 @@ from agents.services.language import language_detect
 from agents.services.main import main_clarification_apply, main_message_post, task_promote
 from agents.services.tasks import task_cancel, task_create
 from lomote.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
+from tests.support.factories import CardFactory, ModelProfileFactory
 from tests.support.rest import events_of
 from workspace.models import Artifact, ArtifactKind, Role
 from workspace.selectors import workspace_access
@@ -193,9 +192,7 @@ def test_it_delivers_to_an_explicit_task_without_asking_the_router(access, route
 def test_it_delivers_a_card_answer_to_the_cards_task_without_asking_the_router(access, router):
     # given an open confirmation card of the poster task
     posters = _task(access, "Retro brand posters", "Make 3 retro posters")
-    card = Card.objects.create(
-        workspace=posters.workspace, task=posters, kind=CardKind.CONFIRM, title="Use the orange palette?"
-    )
+    card = CardFactory(task=posters, kind=CardKind.CONFIRM, title="Use the orange palette?")
 
     # when bob answers the card from the main thread
     message = main_message_post(access=access, text="Yes, but a bit less saturated", card_id=card.pk)
@@ -216,9 +213,7 @@ def test_it_delivers_a_card_answer_to_the_cards_task_without_asking_the_router(a
 def test_it_tells_the_person_when_the_card_is_closed(access, router):
     # given a card that was already resolved
     posters = _task(access, "Retro brand posters", "Make 3 retro posters")
-    card = Card.objects.create(
-        workspace=posters.workspace, task=posters, kind=CardKind.CHOICE, title="A or B?", status=CardStatus.RESOLVED
-    )
+    card = CardFactory(task=posters, kind=CardKind.CHOICE, title="A or B?", status=CardStatus.RESOLVED)
     before = InboxMessage.objects.count()
 
     # when bob answers it anyway
@@ -269,7 +264,7 @@ def test_it_treats_a_target_from_another_workspace_as_not_found(access, router, 
     other = workspace_create(user=dave, name="Dave's")
     theirs = _task(workspace_access(principal=dave, workspace_id=other.pk), "Secret", "Dave's secret plan")
     [artifact] = _artifacts(theirs, "Secret poster")
-    card = Card.objects.create(workspace=other, task=theirs, kind=CardKind.CONFIRM, title="Go?")
+    card = CardFactory(workspace=other, task=theirs, kind=CardKind.CONFIRM, title="Go?")
     ids = {"task_id": theirs.pk, "artifact_id": artifact.pk, "card_id": card.pk}
     before = (MainMessage.objects.count(), InboxMessage.objects.count())
 
@@ -517,9 +512,7 @@ def test_it_tells_the_person_when_an_explicit_task_is_archived_or_cancelled(acce
 
 def test_it_asks_the_workspaces_default_model_through_the_provider_interface(access, workspace):
     # given a default profile of the replay kind, answered by a fake model through the registry
-    ModelProfile.objects.create(
-        workspace=workspace, name="fake", provider=ProviderKind.REPLAY, model="m", is_default=True
-    )
+    ModelProfileFactory(workspace=workspace, name="fake", provider=ProviderKind.REPLAY, model="m", is_default=True)
     fake = RouterSpy(Says({"route": "new_task", "title": "Retro poster series"}))
 
     # when bob posts a French request

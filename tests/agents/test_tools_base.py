@@ -12,6 +12,7 @@ from agents.models import ChecklistItem, ChecklistStatus, Task, TaskStatus
 from agents.tools.base_tools import AskUser, LoadTools, ReadArtifact, UpdateChecklist
 from agents.tools.permissions import check_tool_permission, task_role
 from agents.tools.registry import tool_get
+from tests.support.factories import TaskFactory
 from tests.support.tooling import call_tool, tool_context
 from workspace.models import Artifact, Event, Membership, Role
 from workspace.services.artifacts import artifact_create, artifact_version_add
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def editor_task(workspace, bob):
     """A task created by bob, an editor of `workspace`."""
-    return Task.objects.create(
+    return TaskFactory(
         workspace=workspace,
         title="Retro posters",
         brief="Make three retro brand posters",
@@ -191,7 +192,7 @@ def test_it_refuses_malformed_questions(payload):
 
 def test_it_denies_update_checklist_to_a_task_created_by_a_viewer(workspace, carol):
     # given: carol is a viewer; her task acts with her role
-    task = Task.objects.create(workspace=workspace, title="Look around", created_by=carol, status=TaskStatus.ACTIVE)
+    task = TaskFactory(workspace=workspace, title="Look around", created_by=carol, status=TaskStatus.ACTIVE)
     ctx = tool_context(task)
 
     # when / then
@@ -206,7 +207,7 @@ def test_it_denies_update_checklist_to_a_task_created_by_a_viewer(workspace, car
 
 def test_it_lets_a_viewer_task_read(workspace, carol, long_document):
     # given: carol is a viewer; her task acts with her role
-    task = Task.objects.create(workspace=workspace, title="Look around", created_by=carol, status=TaskStatus.ACTIVE)
+    task = TaskFactory(workspace=workspace, title="Look around", created_by=carol, status=TaskStatus.ACTIVE)
     ctx = tool_context(task)
     events_before = _events(workspace).count()
 
@@ -241,13 +242,13 @@ def test_it_takes_the_creators_current_role_at_execution(workspace, alice, bob, 
     assert (demoted, departed) == (Role.VIEWER, Role.VIEWER)
     with pytest.raises(ToolPermissionDenied):
         call_tool("update_checklist", PLAN, tool_context(editor_task))
-    assert task_role(Task.objects.create(workspace=workspace, title="Owner's", created_by=alice)) == Role.OWNER
-    assert task_role(Task.objects.create(workspace=workspace, title="Orphan", created_by=None)) == Role.VIEWER
+    assert task_role(TaskFactory(workspace=workspace, title="Owner's", created_by=alice)) == Role.OWNER
+    assert task_role(TaskFactory(workspace=workspace, title="Orphan", created_by=None)) == Role.VIEWER
 
 
 def test_it_denies_a_creator_who_is_a_member_of_another_workspace_only(workspace, dave, elsewhere):
     # given: dave owns `elsewhere` but is not a member of `workspace`
-    task = Task.objects.create(workspace=workspace, title="Sneaky", created_by=dave)
+    task = TaskFactory(workspace=workspace, title="Sneaky", created_by=dave)
 
     # when / then
     assert task_role(task) == Role.VIEWER

@@ -12,6 +12,14 @@ from django.core.files.base import ContentFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from tests.support.factories import (
+    ArtifactFactory,
+    FlowFactory,
+    FlowNodeRunFactory,
+    FlowRunFactory,
+    GenerationJobFactory,
+    MembershipFactory,
+)
 from tests.support.rest import assert_error, issue_api_key, key_client, snapshot
 from workspace.flows.runner import flow_run_create
 from workspace.models import (
@@ -20,14 +28,11 @@ from workspace.models import (
     FlowNodeRun,
     FlowRun,
     FlowRunStatus,
-    GenerationJob,
     Membership,
     NodeStatus,
     Role,
     Workspace,
 )
-from workspace.services.artifacts import artifact_create
-from workspace.services.flows import flow_create
 from workspace.services.workspaces import workspace_create
 
 RUNNABLE_FLOW = {
@@ -171,37 +176,31 @@ def world(workspace, alice, bob, carol, dave, make_user):
     # endpoints act on, frank, a user who belongs nowhere, and dave's own workspace with its own key
     erin = make_user("erin")
     make_user("frank")
-    erin_membership = Membership.objects.create(workspace=workspace, user=erin, role=Role.VIEWER)
+    erin_membership = MembershipFactory(workspace=workspace, user=erin, role=Role.VIEWER)
     _, key_viewer = issue_api_key(workspace, role=Role.VIEWER, name="viewer key")
     _, key_editor = issue_api_key(workspace, role=Role.EDITOR, name="editor key")
     target_key, _ = issue_api_key(workspace, role=Role.EDITOR, name="target key")
     other = workspace_create(user=dave, name="Dave's place")
     other_key, key_other = issue_api_key(other, role=Role.EDITOR, name="other key")
     # and in each workspace a generation job and an image artifact
-    job, other_job = (
-        GenerationJob.objects.create(workspace=w, kind="image", provider="procedural", prompt="p", idempotency_key="k")
-        for w in (workspace, other)
-    )
+    job, other_job = (GenerationJobFactory(workspace=w, prompt="p", idempotency_key="k") for w in (workspace, other))
     artifact, other_artifact = (
-        artifact_create(workspace_id=w.pk, kind="image", title="Poster", file=ContentFile(b"png", name="p.png"))
+        ArtifactFactory(workspace=w, kind="image", title="Poster", file=ContentFile(b"png", name="p.png"))
         for w in (workspace, other)
     )
     # and a document, a Flow and a run of it in each
     document, other_document = (
-        artifact_create(workspace_id=w.pk, kind="document", title="Storyboard", content="## Shot 1\nA cup.")
-        for w in (workspace, other)
+        ArtifactFactory(workspace=w, title="Storyboard", content="## Shot 1\nA cup.") for w in (workspace, other)
     )
-    flow, other_flow = (flow_create(workspace_id=w.pk, title="Flow", graph=RUNNABLE_FLOW) for w in (workspace, other))
+    flow, other_flow = (FlowFactory(workspace=w, graph=RUNNABLE_FLOW) for w in (workspace, other))
     flow_run, other_flow_run = (
         flow_run_create(workspace_id=f.workspace_id, artifact_id=f.pk, inputs={"text": "x"})[0]
         for f in (flow, other_flow)
     )
     # a run of the same Flow whose last node failed, to retry
-    failed_run = FlowRun.objects.create(
-        workspace=workspace, artifact=flow, flow_version=1, graph=RUNNABLE_FLOW, status=FlowRunStatus.FAILED
-    )
-    FlowNodeRun.objects.create(run=failed_run, node_id="in", type="text_input", status=NodeStatus.DONE)
-    FlowNodeRun.objects.create(run=failed_run, node_id="end", type="finish", status=NodeStatus.FAILED)
+    failed_run = FlowRunFactory(artifact=flow, graph=RUNNABLE_FLOW, status=FlowRunStatus.FAILED)
+    FlowNodeRunFactory(run=failed_run, node_id="in", type="text_input", status=NodeStatus.DONE)
+    FlowNodeRunFactory(run=failed_run, node_id="end", type="finish", status=NodeStatus.FAILED)
     return SimpleNamespace(
         document=document,
         other_document=other_document,
