@@ -1,7 +1,8 @@
-"""The allowed moves of tasks and turns. Every status change goes through here."""
+"""The allowed moves of tasks, turns and tool calls. Every status change goes through here."""
 
-from agents.models import Task, TaskStatus, Turn, TurnStatus
+from agents.models import Task, TaskStatus, ToolCallStatus, Turn, TurnStatus
 from lomote.exceptions import Conflict
+from lomote.moves import move_check, move_sources
 
 T = TaskStatus
 TASK_MOVES: dict[str, set[str]] = {
@@ -23,6 +24,18 @@ TURN_MOVES: dict[str, set[str]] = {
     U.STOPPED: set(),
     U.CANCELLED: set(),
     U.FAILED: set(),
+}
+
+C = ToolCallStatus
+TOOL_CALL_MOVES: dict[str, frozenset[str]] = {
+    # pending → done | failed: a transactional tool, or its refusal, is recorded in the commit that runs it.
+    C.PENDING: frozenset({C.STARTED, C.DONE, C.FAILED}),
+    # started → started: a newer worker runs an idempotent call again; → unknown: a non-idempotent one it
+    # found started without a result is not run again.
+    C.STARTED: frozenset({C.STARTED, C.DONE, C.FAILED, C.UNKNOWN}),
+    C.DONE: frozenset(),
+    C.FAILED: frozenset(),
+    C.UNKNOWN: frozenset(),
 }
 
 
@@ -49,3 +62,12 @@ def turn_move(turn: Turn, to: str) -> None:
     if to not in TURN_MOVES[turn.status]:
         raise Conflict(f"turn {turn.pk} cannot go from {turn.status} to {to}", code="turn_state")
     turn.status = to
+
+
+def tool_call_sources(to: str) -> list[str]:
+    """The statuses a tool call may reach `to` from: the condition of its compare-and-set updates."""
+    return move_sources(TOOL_CALL_MOVES, to)
+
+
+def tool_call_move_check(frm: str, to: str) -> None:
+    move_check(TOOL_CALL_MOVES, frm, to, what="a tool call", code="tool_call_state")

@@ -24,6 +24,7 @@ from agents.services.cards import card_gate_call
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from agents.tools.permissions import check_tool_permission, with_acting_role
 from agents.tools.registry import tool_get
+from agents.transitions import tool_call_move_check, tool_call_sources
 from workspace.services.events import event_append
 
 logger = logging.getLogger(__name__)
@@ -124,9 +125,7 @@ def _run_one(run: RunContext, call: ToolCall) -> Outcome:
     with transaction.atomic():
         fence_turn(run.turn_id, run.generation)
         now = timezone.now()
-        started = ToolCall.objects.filter(
-            pk=call.pk, status__in=[ToolCallStatus.PENDING, ToolCallStatus.STARTED]
-        ).update(
+        started = ToolCall.objects.filter(pk=call.pk, status__in=tool_call_sources(ToolCallStatus.STARTED)).update(
             status=ToolCallStatus.STARTED, started_generation=run.generation, started_at=now, attempts=call.attempts + 1
         )
         if started != 1:
@@ -206,11 +205,12 @@ def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
     """Record a result under a held fence, with the turn-level effects of the tool's result.
 
     The condition accepts a call still pending (a transactional tool starts and finishes in this same
-    transaction) or started by this generation; anything else means another worker got there first.
+    transaction) or started by this generation, as far as the move table allows the outcome from there;
+    anything else means another worker got there first.
     """
     now = timezone.now()
     updated = (
-        ToolCall.objects.filter(pk=call.pk, status__in=[ToolCallStatus.PENDING, ToolCallStatus.STARTED])
+        ToolCall.objects.filter(pk=call.pk, status__in=tool_call_sources(outcome.status))
         .exclude(status=ToolCallStatus.STARTED, started_generation__lt=run.generation)
         .update(
             status=outcome.status,
@@ -286,6 +286,7 @@ def _record_late(generation: int, call: ToolCall, outcome: Outcome) -> None:
 
     Only if the call is still the one this worker started; a newer worker's run wins.
     """
+    tool_call_move_check(ToolCallStatus.STARTED, outcome.status)
     ToolCall.objects.filter(pk=call.pk, status=ToolCallStatus.STARTED, started_generation=generation).update(
         status=outcome.status, result=outcome.result, error=outcome.error, finished_at=timezone.now()
     )
