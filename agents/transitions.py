@@ -1,6 +1,6 @@
-"""The allowed moves of tasks, turns and tool calls. Every status change goes through here."""
+"""The allowed moves of tasks, turns, tool calls and cards. Every status change goes through here."""
 
-from agents.models import Task, TaskStatus, ToolCallStatus, Turn, TurnStatus
+from agents.models import Card, CardStatus, Task, TaskStatus, ToolCallStatus, Turn, TurnStatus
 from lomote.exceptions import Conflict
 from lomote.moves import move_check, move_sources
 
@@ -38,6 +38,13 @@ TOOL_CALL_MOVES: dict[str, frozenset[str]] = {
     C.UNKNOWN: frozenset(),
 }
 
+K = CardStatus
+CARD_MOVES: dict[str, frozenset[str]] = {
+    K.OPEN: frozenset({K.RESOLVED, K.CANCELLED}),  # a person's action, or withdrawn
+    K.RESOLVED: frozenset(),
+    K.CANCELLED: frozenset(),
+}
+
 
 def task_can_move(task: Task, to: str) -> bool:
     return to == task.status or to in TASK_MOVES[task.status]
@@ -71,3 +78,13 @@ def tool_call_sources(to: str) -> list[str]:
 
 def tool_call_move_check(frm: str, to: str) -> None:
     move_check(TOOL_CALL_MOVES, frm, to, what="a tool call", code="tool_call_state")
+
+
+def card_move(card: Card, to: str) -> None:
+    """Set the card's status (caller holds its lock and saves); Conflict `card_state` for a move not listed."""
+    move_check(CARD_MOVES, card.status, to, what=f"card {card.pk}", code="card_state")
+    card.status = to
+
+
+def card_sources(to: str) -> list[str]:
+    return move_sources(CARD_MOVES, to)

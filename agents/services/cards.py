@@ -38,6 +38,7 @@ from agents.models import (
 )
 from agents.services.inbox import message_post
 from agents.services.task_status import task_status_set
+from agents.transitions import card_move, card_sources
 from billing.models import Approval
 from billing.services.approvals import approval_grant
 from lomote.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
@@ -180,9 +181,12 @@ def cards_withdraw(task: Task, *, reason: str, keep_turn: Turn | None = None) ->
     stale = Card.objects.filter(task=task, status=CardStatus.OPEN)
     if keep_turn is not None:
         stale = stale.filter(~Q(turn=keep_turn) | Q(turn__isnull=True))
-    withdrawn = list(card_qs_for_update().filter(pk__in=stale.values("pk")))
+    withdrawn = list(
+        card_qs_for_update().filter(pk__in=stale.values("pk"), status__in=card_sources(CardStatus.CANCELLED))
+    )
     for card in withdrawn:
-        card.status, card.resolved_at, card.resolution = CardStatus.CANCELLED, timezone.now(), {"withdrawn": reason}
+        card_move(card, CardStatus.CANCELLED)
+        card.resolved_at, card.resolution = timezone.now(), {"withdrawn": reason}
         card.save(update_fields=["status", "resolved_at", "resolution"])
         event_append(workspace_id=task.workspace_id, kind="card.cancelled", data={**_card_data(card), "reason": reason})
     return withdrawn
@@ -483,7 +487,8 @@ def card_act(
         resolution.update(approval=approval.pk, budget=approval.amount)
     if action == "decline" and handler is not None:
         handler.decline(access=access, card=card)
-    card.status, card.resolution = CardStatus.RESOLVED, resolution
+    card_move(card, CardStatus.RESOLVED)
+    card.resolution = resolution
     card.resolved_by, card.resolved_at = access.user, timezone.now()
     card.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])
     event_append(

@@ -44,6 +44,7 @@ from agents.services.language import language_detect
 from agents.services.router import RouterResult, route_decide
 from agents.services.task_index import TaskIndex, task_duplicates_find, task_index_get
 from agents.services.tasks import task_create, task_locked
+from agents.transitions import card_move
 from lomote.exceptions import Conflict, InvalidInput, NotFound
 from workspace.models import Artifact, ArtifactVersion, GenerationJob, Role
 from workspace.selectors import Access
@@ -550,7 +551,7 @@ def main_clarification_apply(*, access: Access, card_id: int, option_id: str) ->
                 details={"options": [o.get("id") for o in card.options]},
             )
         label = next(str(o.get("label", "")) for o in card.options if str(o.get("id")) == option_id)
-        card.status = CardStatus.RESOLVED
+        card_move(card, CardStatus.RESOLVED)
         card.resolution = {"action": "choose", "option": option_id, "label": label, "by": access.actor}
         card.resolved_by = access.user
         card.resolved_at = timezone.now()
