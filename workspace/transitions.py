@@ -1,4 +1,5 @@
-"""The allowed moves of a generation job (DESIGN §4). Every status change of a GenerationJob goes through here.
+"""The allowed moves of a generation job (DESIGN §4) and of a Flow run's node. Every status change of a
+GenerationJob or a FlowNodeRun goes through here.
 
 A job only moves forward, in rank order:
 
@@ -10,7 +11,8 @@ up. A terminal job never moves again. Reports arrive duplicated and out of order
 embedded worker), so a report that is not a forward move is not an error: it is ignored.
 """
 
-from workspace.models import JobStatus
+from lomote.moves import move_check, move_sources
+from workspace.models import JobStatus, NodeStatus
 
 S = JobStatus
 JOB_RANK: dict[str, int] = {
@@ -48,3 +50,23 @@ def job_progress_after(*, progress: int, to: str, to_progress: int | None) -> in
     if to == S.SUCCEEDED:
         return 100
     return max(progress, to_progress or 0)
+
+
+N = NodeStatus
+NODE_MOVES: dict[str, frozenset[str]] = {
+    N.PENDING: frozenset({N.RUNNING, N.SKIPPED}),  # skipped: unreachable, or its run was cancelled
+    N.RUNNING: frozenset({N.RUNNING, N.DONE, N.FAILED}),  # running → running: claimed again once abandoned
+    N.DONE: frozenset({N.STALE}),  # an artifact it consumed has a newer version
+    N.FAILED: frozenset({N.PENDING}),  # retried
+    N.SKIPPED: frozenset({N.PENDING}),  # retried with the failed node it was skipped for
+    N.STALE: frozenset(),
+}
+
+
+def node_sources(to: str) -> list[str]:
+    """The statuses a Flow node may reach `to` from: the condition of its compare-and-set updates."""
+    return move_sources(NODE_MOVES, to)
+
+
+def node_move_check(frm: str, to: str) -> None:
+    move_check(NODE_MOVES, frm, to, what="a flow node", code="node_state")

@@ -31,6 +31,8 @@ exactly once. A paid node that ends without a job (skipped, or failed before sub
 domain event `flow.node_closed` (workspace_id, idempotency_key) in the same transaction, and billing
 releases its hold.
 
+A node moves only as workspace/transitions.py lists (NODE_MOVES); the conditional updates here read it.
+
 Locks, in this order: the workspace row (event log), the run, its node rows. Delivery is at least once: a
 node is claimed with a conditional update, so a second delivery of the same job does nothing; a node left
 `running` by a worker that died is claimed again after LOMOTE_TASK_TIMEOUTS["default"].
@@ -72,6 +74,7 @@ from workspace.models import (
 )
 from workspace.selectors import artifact_version_get
 from workspace.services.events import event_append
+from workspace.transitions import node_move_check, node_sources
 
 logger = logging.getLogger(__name__)
 
@@ -235,7 +238,7 @@ def flow_run_cancel(run_id: int, *, reason: str) -> FlowRun:
         status=FlowRunStatus.CANCELLED, error={"code": reason}, finished_at=now
     ):
         run.refresh_from_db()
-        FlowNodeRun.objects.filter(run=run, status=NodeStatus.PENDING).update(
+        FlowNodeRun.objects.filter(run=run, status__in=node_sources(NodeStatus.SKIPPED)).update(
             status=NodeStatus.SKIPPED, error={"code": reason}, finished_at=now
         )
         _run_event(run)
@@ -272,6 +275,7 @@ def flow_node_retry(*, workspace_id: int, run_id: int, node_id: str) -> FlowRun:
         n for n in downstream(run.graph, {node_id}) if n != node_id and nodes[n].status == NodeStatus.SKIPPED
     )
     for retried in again:
+        node_move_check(nodes[retried].status, NodeStatus.PENDING)
         FlowNodeRun.objects.filter(pk=nodes[retried].pk).update(
             status=NodeStatus.PENDING,
             attempt=F("attempt") + 1,
@@ -327,6 +331,7 @@ def _schedule(run: FlowRun) -> None:
             ]
             if preds and (any(p.status == NodeStatus.FAILED for p in preds) or not active):
                 failed = [p.node_id for p in preds if p.status == NodeStatus.FAILED]
+                node_move_check(node.status, NodeStatus.SKIPPED)
                 node.status = NodeStatus.SKIPPED
                 node.error = {"code": "upstream_failed", "nodes": failed} if failed else None
                 node.finished_at = timezone.now()
@@ -363,8 +368,10 @@ def _claim(node_run_id: int) -> bool:
         if node is None:
             return False
         _lock_workspace(node.run.workspace_id)
+        # The table says which statuses a claim moves from; a running node only once its worker is gone.
         claimed = (
             FlowNodeRun.objects.filter(pk=node_run_id, enqueued_at__isnull=False, job_id__isnull=True)
+            .filter(status__in=node_sources(NodeStatus.RUNNING))
             .filter(Q(status=NodeStatus.PENDING) | Q(status=NodeStatus.RUNNING, started_at__lt=abandoned))
             .update(status=NodeStatus.RUNNING, started_at=now, updated_at=now)
         )
@@ -443,7 +450,7 @@ def _node_finish(
         fields = {"status": status, "output": output, "error": error, "finished_at": now, "updated_at": now}
         if consumed is not None:
             fields["consumed"] = consumed
-        if not FlowNodeRun.objects.filter(pk=node_run_id, status=NodeStatus.RUNNING).update(**fields):
+        if not FlowNodeRun.objects.filter(pk=node_run_id, status__in=node_sources(status)).update(**fields):
             return "already_settled"
         node.refresh_from_db()
         _node_event(run, node)
