@@ -1,7 +1,8 @@
 """Orders: hold at submission, capture on success, release on failure — each exactly once (DESIGN §4, §6).
 
-Allowed moves: (none) → held → captured → refunded, and held → released. Every move is a conditional
-update on the current status plus one ledger entry and one workspace event, in one transaction.
+Allowed moves (billing/transitions.py): (none) → held → captured → refunded, and held → released. Every move
+is a conditional update on the current status plus one ledger entry and one workspace event, in one
+transaction.
 
 Locks, always in this order: the workspace row, the wallet, then approvals (billing/locks.py). All writes
 for one workspace's money therefore run one at a time, which is what makes the caps and budgets hold
@@ -34,6 +35,7 @@ from billing.selectors import order_find, quote_get, spend_policy_get, spent_tod
 from billing.services.pricing import COMPOSITE, MAX_COMPOSITE_ITEMS, MAX_ORDER_AMOUNT, PRICES
 from billing.services.validation import check_credits, check_id, check_json_object, check_text
 from billing.services.wallets import do_ledger_append, do_wallet_lock
+from billing.transitions import order_sources
 from lomote.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
 from workspace.models import GenerationJob
 from workspace.selectors import flow_node_keys_to_submit
@@ -350,7 +352,6 @@ def _settle(
     *,
     workspace_id: int,
     idempotency_key: str,
-    source: str,
     to: str,
     kind: str,
     delta_available: int,
@@ -358,15 +359,16 @@ def _settle(
     event: str,
     reason: str = "",
 ) -> Order:
-    """Move an order from `source` to `to` exactly once; any other current status is a no-op."""
+    """Move an order to `to` exactly once, from where the move table allows; any other status is a no-op."""
     order = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
     if order is None:
         raise NotFound("Order not found.", code="order_not_found")
-    if order.status != source:
+    sources = order_sources(to)
+    if order.status not in sources:
         return order
     wallet = do_wallet_lock(workspace_id)
     # Compare-and-set: of two settlements racing for this order, one updates a row, the other none.
-    moved = Order.objects.filter(pk=order.pk, status=source).update(status=to, settled_at=timezone.now())
+    moved = Order.objects.filter(pk=order.pk, status__in=sources).update(status=to, settled_at=timezone.now())
     order.refresh_from_db()
     if moved != 1:
         return order
@@ -395,7 +397,6 @@ def order_capture(*, workspace_id: int, idempotency_key: str) -> Order:
     return _settle(
         workspace_id=workspace_id,
         idempotency_key=idempotency_key,
-        source=OrderStatus.HELD,
         to=OrderStatus.CAPTURED,
         kind=LedgerKind.CAPTURE,
         delta_available=0,
@@ -410,7 +411,6 @@ def order_release(*, workspace_id: int, idempotency_key: str, reason: str) -> Or
     return _settle(
         workspace_id=workspace_id,
         idempotency_key=idempotency_key,
-        source=OrderStatus.HELD,
         to=OrderStatus.RELEASED,
         kind=LedgerKind.RELEASE,
         delta_available=1,
@@ -426,7 +426,6 @@ def order_refund(*, workspace_id: int, idempotency_key: str, reason: str) -> Ord
     return _settle(
         workspace_id=workspace_id,
         idempotency_key=idempotency_key,
-        source=OrderStatus.CAPTURED,
         to=OrderStatus.REFUNDED,
         kind=LedgerKind.REFUND,
         delta_available=1,
