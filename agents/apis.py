@@ -16,8 +16,8 @@ from agents.services import inbox as inbox_services
 from agents.services import main as main_services
 from agents.services import task_settings as settings_services
 from agents.services import tasks as task_services
-from lomote.pagination import CursorlessPagination
-from lomote.serializers import error_responses, validated
+from lomote.kernel.pagination import CursorlessPagination
+from lomote.kernel.serializers import error_responses, validated
 from workspace.apis import WorkspaceApi
 from workspace.models import Role
 from workspace.serializers import FlowRunIn

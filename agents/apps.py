@@ -13,7 +13,7 @@ class AgentsConfig(AppConfig):
         from agents.services.task_index import on_task_saved
         from agents.tools import catalog
         from agents.tools import registry as tools
-        from lomote import domain_events
+        from lomote.kernel import domain_events
 
         # The agent tools, from their explicit catalog (no tool module registers itself on import).
         tools.install(catalog.TOOLS)

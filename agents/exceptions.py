@@ -1,4 +1,4 @@
-from lomote.exceptions import Conflict, DomainError
+from lomote.kernel.exceptions import Conflict, DomainError
 
 
 class Fenced(Exception):

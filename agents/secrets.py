@@ -22,7 +22,7 @@ from django.db import transaction
 
 from agents.exceptions import ModelConfigError
 from agents.models import ProviderSecret
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 
 # Changing these would make every secret stored under a derived key unreadable.
 _HKDF_SALT = b"lomote.agents.secrets"

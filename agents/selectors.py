@@ -15,7 +15,7 @@ from agents.models import (
     ToolCall,
     Turn,
 )
-from lomote.exceptions import NotFound
+from lomote.kernel.exceptions import NotFound
 from workspace.selectors import Access
 
 

@@ -18,7 +18,7 @@ from agents.models import (
     Turn,
 )
 from agents.services.cards import PUBLIC_ACTIONS, card_actions
-from lomote.serializers import StrictSerializer
+from lomote.kernel.serializers import StrictSerializer
 from workspace.serializers import FlowRunOut
 
 # Long enough for a detailed brief or message; the body limit (LOMOTE_MAX_JSON_BODY) still applies on top.

@@ -1,4 +1,4 @@
-"""Reactions to lower apps' domain events (lomote.domain_events), registered in AgentsConfig.ready().
+"""Reactions to lower apps' domain events (lomote.kernel.domain_events), registered in AgentsConfig.ready().
 
 Publishers hold their own locks (the job, the workspace row) when they publish, and task writers lock the
 task first; so the reaction runs after the publisher's commit, in its own transaction. If the process dies

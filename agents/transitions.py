@@ -1,8 +1,8 @@
 """The allowed moves of tasks, turns, tool calls and cards. Every status change goes through here."""
 
 from agents.models import Card, CardStatus, Task, TaskStatus, ToolCallStatus, Turn, TurnStatus
-from lomote.exceptions import Conflict
-from lomote.moves import move_check, move_sources
+from lomote.kernel.exceptions import Conflict
+from lomote.kernel.moves import move_check, move_sources
 
 T = TaskStatus
 TASK_MOVES: dict[str, set[str]] = {

@@ -13,7 +13,7 @@ from billing.services.approvals import approval_grant
 from billing.services.policy import spend_policy_update
 from billing.services.quotes import quote_create
 from billing.services.wallets import wallet_topup
-from lomote.serializers import error_responses, validated
+from lomote.kernel.serializers import error_responses, validated
 from workspace.apis import WorkspaceApi
 from workspace.models import Role
 

@@ -7,7 +7,7 @@ class BillingConfig(AppConfig):
 
     def ready(self):
         from billing.subscribers import money_held_for, on_flow_node_closed, on_job_settled
-        from lomote.domain_events import subscribe
+        from lomote.kernel.domain_events import subscribe
         from workspace.flows.nodes import spend_check_install
         from workspace.flows.runner import FLOW_NODE_CLOSED
 

@@ -1,6 +1,6 @@
 """Billing's errors. Insufficient balance is lomote's PaymentRequired with code `insufficient_balance`."""
 
-from lomote.exceptions import DomainError
+from lomote.kernel.exceptions import DomainError
 
 
 class ConfirmationRequired(DomainError):

@@ -16,7 +16,7 @@ from billing.models import (
     SpendPolicy,
     Wallet,
 )
-from lomote.exceptions import NotFound
+from lomote.kernel.exceptions import NotFound
 
 # Orders whose money is reserved or spent; released and refunded ones gave it back.
 SPENDING_STATUSES = (OrderStatus.HELD, OrderStatus.CAPTURED)

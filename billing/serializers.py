@@ -3,7 +3,7 @@ from rest_framework import serializers
 from billing.models import Approval, LedgerEntry, Quote, SpendPolicy
 from billing.services.pricing import MAX_ORDER_AMOUNT, OPERATIONS
 from billing.services.validation import MAX_ID
-from lomote.serializers import StrictSerializer
+from lomote.kernel.serializers import StrictSerializer
 
 # --- output -----------------------------------------------------------------------------------------------
 

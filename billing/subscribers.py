@@ -1,4 +1,4 @@
-"""Reactions to other apps' domain events (lomote.domain_events), registered in BillingConfig.ready()."""
+"""Reactions to other apps' domain events (lomote.kernel.domain_events), registered in BillingConfig.ready()."""
 
 from billing.models import OrderStatus
 from billing.selectors import order_find

@@ -6,7 +6,7 @@ anywhere else is a no-op (billing/services/orders.py).
 """
 
 from billing.models import OrderStatus
-from lomote.moves import move_sources
+from lomote.kernel.moves import move_sources
 
 S = OrderStatus
 ORDER_MOVES: dict[str, frozenset[str]] = {

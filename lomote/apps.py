@@ -7,6 +7,6 @@ class LomoteConfig(AppConfig):
     verbose_name = "Lomote"
 
     def ready(self):
-        from lomote.converters import IdConverter
+        from lomote.kernel.converters import IdConverter
 
         register_converter(IdConverter, "id")

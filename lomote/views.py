@@ -4,7 +4,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from lomote.exceptions import error_body
+from lomote.kernel.exceptions import error_body
 
 
 @login_required

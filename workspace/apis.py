@@ -12,8 +12,8 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from lomote.exceptions import PermissionDenied
-from lomote.serializers import error_responses, validated
+from lomote.kernel.exceptions import PermissionDenied
+from lomote.kernel.serializers import error_responses, validated
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
 from workspace.models import ArtifactVersion, JobStatus, Role

@@ -6,7 +6,7 @@ class WorkspaceConfig(AppConfig):
     verbose_name = "Workspaces"
 
     def ready(self):
-        from lomote import domain_events
+        from lomote.kernel import domain_events
         from workspace import schema  # noqa: F401 - registers the OpenAPI auth extension
         from workspace.flows.runner import on_job_settled
         from workspace.services.generation import JOB_SETTLED

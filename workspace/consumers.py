@@ -17,8 +17,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from lomote.events import workspace_group
-from lomote.exceptions import NotFound
+from lomote.kernel.events import workspace_group
+from lomote.kernel.exceptions import NotFound
 from workspace.selectors import event_list_after, workspace_access
 from workspace.ws_auth import principal_from_scope, same_principal
 

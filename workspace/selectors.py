@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import CharField, Q, QuerySet, Value
 from django.db.models.functions import Cast, Concat
 
-from lomote.exceptions import InvalidInput, NotFound, PermissionDenied
+from lomote.kernel.exceptions import InvalidInput, NotFound, PermissionDenied
 from workspace.authentication import ApiKeyPrincipal
 from workspace.models import (
     FLOW_JOB_KEY_PREFIX,

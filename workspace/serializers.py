@@ -2,7 +2,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from lomote.serializers import StrictSerializer
+from lomote.kernel.serializers import StrictSerializer
 from workspace.models import (
     ApiKey,
     Artifact,

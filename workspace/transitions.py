@@ -11,7 +11,7 @@ up. A terminal job never moves again. Reports arrive duplicated and out of order
 embedded worker), so a report that is not a forward move is not an error: it is ignored.
 """
 
-from lomote.moves import move_check, move_sources
+from lomote.kernel.moves import move_check, move_sources
 from workspace.models import JobStatus, NodeStatus
 
 S = JobStatus

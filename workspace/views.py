@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from lomote.exceptions import DomainError, InvalidInput, NotFound, error_body
+from lomote.kernel.exceptions import DomainError, InvalidInput, NotFound, error_body
 from workspace.generation import registry
 from workspace.models import GenerationJob, JobStatus, WebhookDelivery
 from workspace.services.generation import job_event_apply

@@ -15,7 +15,7 @@ from typing import Any
 from agents.exceptions import ModelConfigError
 from agents.models import ProviderKind
 from agents.providers.base import ModelProvider
-from lomote.registry import Registry
+from lomote.kernel.registry import Registry
 
 Factory = Callable[[Any], ModelProvider]  # called with a ModelLease (or anything with its fields)
 

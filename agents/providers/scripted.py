@@ -36,7 +36,7 @@ from agents.exceptions import ModelConfigError
 from agents.models import ProviderKind
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
 from agents.providers.skeleton import skeleton
-from lomote.subjects import request_subject
+from lomote.kernel.subjects import request_subject
 
 MODEL_NAME = "lomote-scripted-planner-1"
 MAX_ITEMS = 12

@@ -41,7 +41,7 @@ from agents.services.task_status import task_status_set
 from agents.transitions import card_move, card_sources
 from billing.models import Approval
 from billing.services.approvals import approval_grant
-from lomote.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
 from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append

@@ -31,7 +31,7 @@ from billing.services.approvals import approval_grant
 from billing.services.orders import OrderItem, orders_place
 from billing.services.pricing import COMPOSITE, GENERATION_OPERATIONS, price_of
 from billing.services.quotes import quote_create
-from lomote.exceptions import NotFound, PaymentRequired
+from lomote.kernel.exceptions import NotFound, PaymentRequired
 from workspace.flows.runner import (
     PaidNode,
     flow_node_retry,

@@ -10,7 +10,7 @@ from agents.locks import inbox_qs_for_update
 from agents.models import InboxMessage, InboxStatus, TaskStatus
 from agents.services.tasks import _source, task_locked
 from agents.services.turns import turn_start
-from lomote.exceptions import Conflict, NotFound
+from lomote.kernel.exceptions import Conflict, NotFound
 from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append

@@ -45,7 +45,7 @@ from agents.services.router import RouterResult, route_decide
 from agents.services.task_index import TaskIndex, task_duplicates_find, task_index_get
 from agents.services.tasks import task_create, task_locked
 from agents.transitions import card_move
-from lomote.exceptions import Conflict, InvalidInput, NotFound
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.models import Artifact, ArtifactVersion, GenerationJob, Role
 from workspace.selectors import Access
 from workspace.services.events import event_append

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from agents.models import PERMISSION_DOMAINS, Autonomy, Task, TaskStatus
 from agents.services.tasks import task_locked
-from lomote.exceptions import Conflict, InvalidInput
+from lomote.kernel.exceptions import Conflict, InvalidInput
 from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append

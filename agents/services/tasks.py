@@ -17,7 +17,7 @@ from agents.models import (
 from agents.services.task_status import task_status_set
 from agents.services.turns import turn_start
 from agents.transitions import task_can_move, task_move, turn_move
-from lomote.exceptions import Conflict, NotFound
+from lomote.kernel.exceptions import Conflict, NotFound
 from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append

@@ -15,7 +15,7 @@ from agents.locks import task_qs_for_update
 from agents.models import ChecklistItem, ChecklistStatus, Task
 from agents.tools.base import MAX_DB_ID, MAX_VERSION, DomainName, StrictArgs, Tool, ToolArgs, ToolContext, ToolResult
 from agents.tools.registry import tools_visible
-from lomote.exceptions import InvalidInput, NotFound
+from lomote.kernel.exceptions import InvalidInput, NotFound
 from workspace.models import Artifact, ArtifactVersion, Role
 from workspace.selectors import artifact_search, artifact_version_get
 from workspace.services.artifacts import MAX_TEXT_CHARS

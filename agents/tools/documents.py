@@ -12,7 +12,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from agents.exceptions import ToolError
 from agents.tools.base import MAX_DB_ID, MAX_VERSION, StrictArgs, Tool, ToolContext, ToolResult
-from lomote.exceptions import DomainError
+from lomote.kernel.exceptions import DomainError
 from workspace.models import ArtifactKind, ArtifactView, Role
 from workspace.selectors import artifact_get
 from workspace.services.artifacts import MAX_TEXT_CHARS, artifact_create

@@ -13,7 +13,7 @@ from agents.services.flow_runs import flow_run_request
 from agents.tools.base import MAX_DB_ID, MAX_VERSION, StrictArgs, Tool, ToolContext, ToolResult
 from agents.tools.documents import base_version_of, tool_error
 from agents.tools.generation import api_requested
-from lomote.exceptions import DomainError
+from lomote.kernel.exceptions import DomainError
 from workspace.models import Role
 from workspace.services.flows import flow_edit
 from workspace.services.notices import artifact_seen

@@ -18,7 +18,7 @@ from billing.selectors import budget_remaining, quote_approved_for, quote_open_f
 from billing.services.orders import order_place
 from billing.services.pricing import price_of
 from billing.services.quotes import quote_create
-from lomote.exceptions import DomainError, PaymentRequired
+from lomote.kernel.exceptions import DomainError, PaymentRequired
 from workspace.models import JobStatus, Role
 from workspace.selectors import artifact_get
 from workspace.services.generation import job_submit

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 
 from agents.tools.base import BASE_DOMAIN, DOMAINS, Tool
-from lomote.registry import Registry
+from lomote.kernel.registry import Registry
 
 _tools: Registry[type[Tool]] = Registry("tool")
 

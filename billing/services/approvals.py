@@ -11,8 +11,8 @@ from billing.models import Approval, ApprovalKind
 from billing.selectors import quote_get
 from billing.services.pricing import MAX_ORDER_AMOUNT
 from billing.services.validation import check_credits, check_id
-from lomote import domain_events
-from lomote.exceptions import Conflict, InvalidInput, PermissionDenied
+from lomote.kernel import domain_events
+from lomote.kernel.exceptions import Conflict, InvalidInput, PermissionDenied
 from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append

@@ -36,7 +36,7 @@ from billing.services.pricing import COMPOSITE, MAX_COMPOSITE_ITEMS, MAX_ORDER_A
 from billing.services.validation import check_credits, check_id, check_json_object, check_text
 from billing.services.wallets import do_ledger_append, do_wallet_lock
 from billing.transitions import order_sources
-from lomote.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
 from workspace.models import GenerationJob
 from workspace.selectors import flow_node_keys_to_submit
 from workspace.services.events import event_append

@@ -7,7 +7,7 @@ everything else in `params` (prompt, style, ...) is ignored here.
 from dataclasses import dataclass
 from typing import Any
 
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 
 MAX_ID = 2**63 - 1
 

@@ -11,7 +11,7 @@ from django.db.models.functions import Coalesce
 from billing.locks import wallet_qs_for_update
 from billing.models import LedgerEntry, LedgerKind, Order, Wallet
 from billing.services.validation import check_credits, check_text
-from lomote.exceptions import NotFound
+from lomote.kernel.exceptions import NotFound
 from workspace.locks import workspace_qs_for_update
 from workspace.models import Role
 from workspace.selectors import Access

@@ -33,7 +33,7 @@ from agents.tools.permissions import check_tool_permission
 from agents.tools.registry import DOMAINS, override, tool_get
 from billing.models import Approval, Order
 from billing.services.wallets import wallet_topup
-from lomote.exceptions import InvalidInput, PermissionDenied
+from lomote.kernel.exceptions import InvalidInput, PermissionDenied
 from tests.agents.conftest import says
 from tests.support.cards import access_of, complete, queued_turn, run_queued
 from tests.support.rest import events_of, issue_api_key

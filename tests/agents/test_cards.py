@@ -33,7 +33,7 @@ from agents.tools.registry import override
 from billing.models import Approval, Order
 from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_topup
-from lomote.exceptions import Conflict, PermissionDenied
+from lomote.kernel.exceptions import Conflict, PermissionDenied
 from tests.agents.conftest import says
 from tests.support.cards import access_of, complete, queued_turn, run_queued
 from tests.support.rest import events_of, issue_api_key

@@ -33,7 +33,7 @@ from agents.services import task_index
 from agents.services.language import language_detect
 from agents.services.main import main_clarification_apply, main_message_post, task_promote
 from agents.services.tasks import task_cancel, task_create
-from lomote.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
 from tests.support.factories import CardFactory, ModelProfileFactory
 from tests.support.rest import events_of
 from workspace.models import Artifact, ArtifactKind, Role

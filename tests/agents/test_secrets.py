@@ -8,7 +8,7 @@ from django.test import override_settings
 from agents.exceptions import ModelConfigError
 from agents.models import ProviderSecret
 from agents.secrets import secret_put, secret_reveal, secrets_reencrypt
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 from workspace.services.workspaces import workspace_create
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ import pytest
 
 from agents.models import ChecklistItem, ChecklistStatus, TaskStatus
 from agents.services.task_status import task_status_set
-from lomote.exceptions import Conflict
+from lomote.kernel.exceptions import Conflict
 from workspace.models import Event
 
 pytestmark = pytest.mark.django_db

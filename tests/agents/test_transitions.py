@@ -15,7 +15,7 @@ from agents.transitions import (
     tool_call_move_check,
     tool_call_sources,
 )
-from lomote.exceptions import Conflict
+from lomote.kernel.exceptions import Conflict
 
 C, K = ToolCallStatus, CardStatus
 TOOL_CALL_ALLOWED = {

@@ -6,7 +6,7 @@ from django.db import IntegrityError, transaction
 from billing.models import Approval, ApprovalKind
 from billing.services.approvals import approval_grant
 from billing.services.quotes import quote_create
-from lomote.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
 from tests.billing.helpers import money
 from tests.support.race import race
 from tests.support.rest import events_of, issue_api_key

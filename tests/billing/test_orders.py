@@ -18,7 +18,7 @@ from billing.services.approvals import approval_grant
 from billing.services.orders import order_capture, order_refund, order_release
 from billing.services.quotes import quote_create
 from billing.services.wallets import wallet_reconcile, wallet_topup
-from lomote.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
 from tests.billing.helpers import money
 from tests.support.race import race
 from tests.support.rest import events_of

@@ -10,7 +10,7 @@ from billing.selectors import spend_policy_get, spent_today
 from billing.services.approvals import approval_grant
 from billing.services.orders import order_release
 from billing.services.policy import spend_policy_update
-from lomote.exceptions import InvalidInput, PermissionDenied
+from lomote.kernel.exceptions import InvalidInput, PermissionDenied
 from tests.billing.helpers import money
 from tests.support.rest import events_of
 

@@ -3,7 +3,7 @@
 import pytest
 
 from billing.services.pricing import OPERATIONS, PRICES, price_of
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 
 
 @pytest.mark.parametrize(

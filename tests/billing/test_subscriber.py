@@ -10,7 +10,7 @@ from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus
 from billing.selectors import order_get, wallet_get
 from billing.services.wallets import wallet_reconcile
 from billing.subscribers import on_job_settled
-from lomote import domain_events
+from lomote.kernel import domain_events
 from tests.billing.helpers import money
 from tests.support.race import race
 from tests.support.rest import events_of

@@ -9,7 +9,7 @@ from billing.services.approvals import approval_grant
 from billing.services.orders import order_capture, order_release
 from billing.services.quotes import quote_create
 from billing.services.wallets import wallet_reconcile, wallet_topup
-from lomote.exceptions import InvalidInput, PermissionDenied
+from lomote.kernel.exceptions import InvalidInput, PermissionDenied
 from tests.billing.helpers import money
 from tests.support.rest import events_of, issue_api_key
 from workspace.authentication import ApiKeyPrincipal

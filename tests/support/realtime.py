@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from lomote.asgi import application
-from lomote.database import current_database_url
+from lomote.kernel.database import current_database_url
 from workspace.services.events import event_append
 
 ORIGIN = "http://testserver"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lomote import domain_events
+from lomote.kernel import domain_events
 from workspace.services.generation import JOB_SETTLED
 
 

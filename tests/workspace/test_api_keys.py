@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 from tests.support.rest import assert_error, events_of, issue_api_key, key_client, snapshot
 from workspace.models import ApiKey, Role, Workspace
 from workspace.selectors import workspace_access

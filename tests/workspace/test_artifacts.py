@@ -3,7 +3,7 @@
 import pytest
 from django.core.files.base import ContentFile
 
-from lomote.exceptions import Conflict, InvalidInput, NotFound
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from tests.support.race import race
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion, Event
 from workspace.selectors import artifact_get, artifact_search, artifact_version_get

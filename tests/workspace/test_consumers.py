@@ -13,7 +13,7 @@ from django.contrib.sessions.models import Session
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from lomote.events import workspace_group
+from lomote.kernel.events import workspace_group
 from tests.support.realtime import (
     append,
     append_committed,

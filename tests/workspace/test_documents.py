@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lomote.exceptions import Conflict, InvalidInput
+from lomote.kernel.exceptions import Conflict, InvalidInput
 from workspace.models import ArtifactVersion
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_edit, document_write, edits_apply

@@ -10,8 +10,8 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.db import connections, transaction
 
-from lomote.events import workspace_group
-from lomote.exceptions import NotFound
+from lomote.kernel.events import workspace_group
+from lomote.kernel.exceptions import NotFound
 from tests.support.realtime import append
 from workspace.models import Event, Workspace
 from workspace.services.events import event_append

@@ -132,7 +132,7 @@ def test_it_marks_exactly_the_outputs_downstream_of_a_changed_artifact_stale(wor
 
 @pytest.mark.django_db
 def test_it_refuses_to_run_a_flow_without_an_input_start_node(workspace, alice):
-    from lomote.exceptions import InvalidInput
+    from lomote.kernel.exceptions import InvalidInput
 
     flow = flow_create(
         workspace_id=workspace.pk, title="Broken", graph={"nodes": {"end": {"type": "finish"}}, "edges": []}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lomote.exceptions import Conflict, InvalidInput
+from lomote.kernel.exceptions import Conflict, InvalidInput
 from tests.support.race import race
 from workspace.flows.graph import graph_load
 from workspace.models import Artifact

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
 
-from lomote.exceptions import Conflict, InvalidInput, NotFound
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from tests.support.race import race
 from workspace.generation import registry
 from workspace.generation.base import Output

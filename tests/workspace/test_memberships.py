@@ -6,7 +6,7 @@ from unittest import mock
 import pytest
 from django.urls import reverse
 
-from lomote.exceptions import PermissionDenied
+from lomote.kernel.exceptions import PermissionDenied
 from tests.support.race import race
 from tests.support.rest import assert_error, events_of, snapshot
 from workspace.models import Membership, Role

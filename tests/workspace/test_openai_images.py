@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 import lomote.settings as configured_settings
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 from tests.support.fake_openai import FakeOpenAIServer, Reply, error_body, image_result
 from workspace.generation.openai_images import OpenAIImagesProvider
 from workspace.models import ArtifactVersion, Event, GenerationJob

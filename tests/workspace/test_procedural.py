@@ -15,7 +15,7 @@ import pytest
 from django_q.models import OrmQ
 from PIL import Image
 
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 from tests.support import qcluster as cluster
 from tests.support.realtime import worker_env
 from workspace.generation import procedural

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from lomote.exceptions import Conflict
+from lomote.kernel.exceptions import Conflict
 from workspace.flows import runner
 from workspace.models import FlowNodeRun, NodeStatus
 from workspace.services.flows import flow_create

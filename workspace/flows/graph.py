@@ -13,7 +13,7 @@ import re
 from collections import deque
 from typing import Any
 
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 
 NODE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_NODES = 200

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lomote.exceptions import DomainError, InvalidInput
+from lomote.kernel.exceptions import DomainError, InvalidInput
 
 OFFLINE_MODEL = "offline-scripted"
 MAX_TEXT = 20_000

@@ -49,8 +49,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from lomote import domain_events
-from lomote.exceptions import Conflict, DomainError, InvalidInput, NotFound
+from lomote.kernel import domain_events
+from lomote.kernel.exceptions import Conflict, DomainError, InvalidInput, NotFound
 from workspace.flows.graph import (
     downstream,
     graph_check,

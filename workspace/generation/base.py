@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
-from lomote.exceptions import DomainError, InvalidInput
+from lomote.kernel.exceptions import DomainError, InvalidInput
 
 if TYPE_CHECKING:
     from workspace.models import GenerationJob

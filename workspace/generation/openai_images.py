@@ -28,7 +28,7 @@ import openai
 from django.conf import settings
 from PIL import Image, UnidentifiedImageError
 
-from lomote.exceptions import InvalidInput
+from lomote.kernel.exceptions import InvalidInput
 from workspace.generation.base import Output, ReportFn, WorkerProvider
 
 logger = logging.getLogger(__name__)

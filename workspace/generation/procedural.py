@@ -3,7 +3,7 @@
 Nothing is fetched and no model runs: the prompt is read for a palette ("retro" → cream, orange, mustard and
 teal; "midnight" / "blue" → navy and ice; "neon", "sunset", "forest", "pastel", "minimal"), a warmth shift
 ("warmer", "a bit warmer", "cooler"), a brightness shift, a layout (poster, landscape, pattern, logo), a
-motif and a typography, and the title is the request's subject (`lomote.subjects`: a quoted phrase, else what
+motif and a typography, and the title is the request's subject (`lomote.kernel.subjects`: a quoted phrase, else what
 the work is about, without counts, verbs, politeness or style words) — then the image is drawn with Pillow,
 its text set in Montserrat (every Latin letter French, German, Spanish and Portuguese write). The same prompt
 and parameters give the same bytes (everything random is drawn from a generator seeded by them), so a version
@@ -36,9 +36,9 @@ from typing import Any
 from fontpkg_montserrat import ROOT as MONTSERRAT_ROOT
 from PIL import Image, ImageDraw, ImageFont, features
 
-from lomote.exceptions import InvalidInput
-from lomote.subject_words import KIND_GROUPS
-from lomote.subjects import request_subject
+from lomote.kernel.exceptions import InvalidInput
+from lomote.kernel.subject_words import KIND_GROUPS
+from lomote.kernel.subjects import request_subject
 from workspace.generation.base import Output, ReportFn, WorkerProvider
 from workspace.selectors import artifact_version_get
 

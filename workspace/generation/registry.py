@@ -10,8 +10,8 @@ An unknown name is an error (`unknown_provider`), never "use the procedural rend
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from lomote.exceptions import InvalidInput
-from lomote.registry import Registry
+from lomote.kernel.exceptions import InvalidInput
+from lomote.kernel.registry import Registry
 from workspace.generation.base import GenerationProvider
 
 Factory = Callable[[], GenerationProvider]

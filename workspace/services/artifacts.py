@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.files import File
 from django.db import transaction
 
-from lomote.exceptions import Conflict, InvalidInput, NotFound
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.flows.stale import flow_outputs_mark_stale
 from workspace.locks import artifact_qs_for_update
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion

@@ -17,7 +17,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from lomote.exceptions import Conflict, InvalidInput, NotFound
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.locks import artifact_qs_for_update
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion
 from workspace.services.artifacts import artifact_version_add

@@ -4,8 +4,8 @@ from django.db import connection
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from lomote.events import push_hint_on_commit
-from lomote.exceptions import NotFound
+from lomote.kernel.events import push_hint_on_commit
+from lomote.kernel.exceptions import NotFound
 from workspace.models import Event, Workspace
 
 

@@ -51,8 +51,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from lomote import domain_events
-from lomote.exceptions import Conflict, DomainError, InvalidInput, NotFound
+from lomote.kernel import domain_events
+from lomote.kernel.exceptions import Conflict, DomainError, InvalidInput, NotFound
 from workspace.generation import registry
 from workspace.generation.base import Output, SubmissionRejected, WorkerProvider
 from workspace.locks import artifact_qs_for_update, generation_job_qs_for_update

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from lomote.exceptions import Conflict, InvalidInput, NotFound
+from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.locks import membership_qs_for_update
 from workspace.models import ApiKey, Membership, Role, Workspace
 from workspace.selectors import Access

@@ -29,7 +29,7 @@ from agents.services.main import main_message_post
 from agents.services.metrics import stalls_list
 from billing.models import Order
 from billing.services.wallets import wallet_reconcile, wallet_topup
-from lomote.database import current_database_url
+from lomote.kernel.database import current_database_url
 from workspace.generation.procedural import render_image
 from workspace.models import Artifact, Event
 from workspace.selectors import workspace_access

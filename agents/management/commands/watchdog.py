@@ -1,7 +1,7 @@
 from django.conf import settings
 
 from agents.runtime.watchdog import watchdog_sweep
-from lomote.management.periodic import PeriodicCommand
+from lomote.kernel.periodic import PeriodicCommand
 
 
 class Command(PeriodicCommand):

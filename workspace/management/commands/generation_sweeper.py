@@ -1,6 +1,6 @@
 from django.conf import settings
 
-from lomote.management.periodic import PeriodicCommand
+from lomote.kernel.periodic import PeriodicCommand
 from workspace.services.generation import jobs_poll_silent
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lomote.subject_words import LEXICONS
-from lomote.subjects import MAX_SUBJECT_CHARS, request_subject
+from lomote.kernel.subject_words import LEXICONS
+from lomote.kernel.subjects import MAX_SUBJECT_CHARS, request_subject
 
 ENGLISH = [
     ("Create two posters for a jazz festival", "jazz festival"),

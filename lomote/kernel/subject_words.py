@@ -1,4 +1,4 @@
-"""The word classes `lomote.subjects` reads a request with, per language (en, fr, de, es, pt).
+"""The word classes `lomote.kernel.subjects` reads a request with, per language (en, fr, de, es, pt).
 
 A word that is in no class is a content word: it may name what the work is about. Lists are lower case
 and hold the inflections people type (plurals, imperatives, polite forms); `subjects` also matches a word

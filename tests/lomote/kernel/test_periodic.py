@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from agents.management.commands.watchdog import Command as Watchdog
-from lomote.management import periodic
+from lomote.kernel import periodic
 from workspace.management.commands.generation_sweeper import Command as GenerationSweeper
 
 
@@ -29,7 +29,7 @@ def test_it_logs_a_sweep_that_dies_mid_way_and_runs_the_next_one(monkeypatch, ca
     monkeypatch.setattr(periodic, "close_old_connections", lambda: None)
 
     # when the loop runs (in a thread, so a loop that died or hung fails the test instead of blocking it)
-    caplog.set_level(logging.ERROR, logger="lomote.management.periodic")
+    caplog.set_level(logging.ERROR, logger="lomote.kernel.periodic")
     monkeypatch.setattr(periodic.signal, "signal", lambda *args: None)  # signals belong to the main thread
     worker = threading.Thread(target=command.handle, kwargs={"once": False})
     worker.start()

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from lomote.registry import Registry
+from lomote.kernel.registry import Registry
 
 
 def test_it_answers_the_registered_entry_and_none_for_an_unknown_name():

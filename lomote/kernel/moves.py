@@ -5,7 +5,7 @@ checks the move first or builds its compare-and-set filter (`status__in`) from t
 
 from collections.abc import Collection, Mapping
 
-from lomote.exceptions import Conflict
+from lomote.kernel.exceptions import Conflict
 
 MoveTable = Mapping[str, Collection[str]]
 

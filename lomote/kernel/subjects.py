@@ -23,7 +23,7 @@ Contract:
   words, else the request itself, bounded. Only a request with no letter or digit gives "";
 - `keep_style=True` keeps the style words describing the subject ("3 retro brand posters" → "retro brand").
 
-It reads English, French, German, Spanish and Portuguese (word classes in `lomote.subject_words`); `lang`
+It reads English, French, German, Spanish and Portuguese (word classes in `lomote.kernel.subject_words`); `lang`
 picks the language's classes (English ones always apply too, for loanwords like "logo" or "flyer"), and
 without it the language whose classes explain the most words is used.
 """
@@ -33,7 +33,15 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from lomote.subject_words import CONJUNCTIONS, KIND_PHRASES, LANGUAGES, LEXICONS, MEDIUM_KINDS, TIME_PHRASES, UNITS
+from lomote.kernel.subject_words import (
+    CONJUNCTIONS,
+    KIND_PHRASES,
+    LANGUAGES,
+    LEXICONS,
+    MEDIUM_KINDS,
+    TIME_PHRASES,
+    UNITS,
+)
 
 MAX_SUBJECT_CHARS = 60
 MAX_INPUT_CHARS = 2000  # the opening of a long message says what it is about

@@ -4,14 +4,14 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 
-from lomote.exceptions import PayloadTooLarge
+from lomote.kernel.exceptions import PayloadTooLarge
 
 
 class BoundedJSONParser(JSONParser):
     """JSON parser that refuses oversized bodies before reading them, and deeply nested ones.
 
     The size limit is also DATA_UPLOAD_MAX_MEMORY_SIZE, which DRF trips first when it reads `request.body`
-    (lomote/exceptions.py turns that into the same 413); checking here keeps the limit whatever the DRF
+    (lomote/kernel/exceptions.py turns that into the same 413); checking here keeps the limit whatever the DRF
     version reads. Nesting is bounded by the interpreter: a 100 KB body of `[[[[…` exhausts the recursion
     limit, which the stock parser lets through as a 500.
 

@@ -1,4 +1,4 @@
-from lomote import domain_events
+from lomote.kernel import domain_events
 
 
 def test_it_calls_subscribers_in_registration_order_once_each():
