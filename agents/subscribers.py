@@ -7,7 +7,7 @@ in between, the watchdog finds the task waiting on settled jobs and does the sam
 
 from django.db import transaction
 
-from agents.services.generation_results import task_job_settled, task_spending_approved
+from agents.services.job_results import task_job_settled, task_spending_approved
 
 
 def on_job_settled(*, job_id: int, task_id: int | None = None, **_) -> None:

@@ -10,6 +10,6 @@ class BenchConfig(AppConfig):
 
     def ready(self) -> None:
         from bench.silent import NAME, SilentUpstream
-        from workspace.generation import registry
+        from workspace.providers import registry
 
         registry.register(NAME, SilentUpstream)

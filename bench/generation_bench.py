@@ -507,7 +507,7 @@ def through_http(plan: list[Callback]) -> Throughput:
 
 
 def direct(plan: list[Callback]) -> Throughput:
-    from workspace.services.generation import job_event_apply
+    from workspace.services.jobs import job_event_apply
 
     ms: dict[str, list[float]] = {"progress": [], "success": [], "duplicate": []}
     applied = []
@@ -602,8 +602,8 @@ class CallbackResult:
 
 
 def callbacks(scene: Scene, tasks: int) -> CallbackResult:
-    from workspace.generation.procedural import render
     from workspace.models import GenerationJob
+    from workspace.providers.procedural import render
 
     rng = random.Random(SEED)  # noqa: S311 - a reproducible order of callbacks, not a secret
     jobs = list(GenerationJob.objects.filter(workspace_id=scene.workspace_id).order_by("pk"))

@@ -8,7 +8,7 @@ with `bench.settings` (the bench itself and the qcluster it starts) knows it.
 
 import uuid
 
-from workspace.generation.base import GenerationProvider, Report
+from workspace.providers.base import GenerationProvider, Report
 
 NAME = "bench_silent"
 

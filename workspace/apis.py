@@ -16,11 +16,11 @@ from lomote.kernel.exceptions import PermissionDenied
 from lomote.kernel.serializers import error_responses, validated
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
+from workspace.flows.authoring import flow_create, flow_edit
 from workspace.models import ArtifactVersion, JobStatus, Role
 from workspace.services import workspaces as services
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_edit, document_write
-from workspace.services.flows import flow_create, flow_edit
 
 WORKSPACE_ID = OpenApiParameter("workspace_id", int, OpenApiParameter.PATH)
 

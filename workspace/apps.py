@@ -9,7 +9,7 @@ class WorkspaceConfig(AppConfig):
         from lomote.kernel import domain_events
         from workspace import schema  # noqa: F401 - registers the OpenAPI auth extension
         from workspace.flows.runner import on_job_settled
-        from workspace.services.generation import JOB_SETTLED
+        from workspace.services.jobs import JOB_SETTLED
 
         # A Flow's generation node waits for its job: same app, but through the event like any subscriber.
         domain_events.subscribe(JOB_SETTLED)(on_job_settled)

@@ -1,6 +1,6 @@
 """django-q2 jobs of the workspace app. Thin: they carry ids and call a service."""
 
-from workspace.services.generation import job_work
+from workspace.services.jobs import job_work
 
 
 def generation_work(job_id: int) -> str:

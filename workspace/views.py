@@ -22,9 +22,9 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from lomote.kernel.exceptions import DomainError, InvalidInput, NotFound, error_body
-from workspace.generation import registry
 from workspace.models import GenerationJob, JobStatus, WebhookDelivery
-from workspace.services.generation import job_event_apply
+from workspace.providers import registry
+from workspace.services.jobs import job_event_apply
 from workspace.webhooks import WebhookRefused, verify
 
 REPORT_STATUSES = tuple(s for s in JobStatus.values if s != JobStatus.SUBMITTING)

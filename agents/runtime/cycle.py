@@ -17,7 +17,7 @@ from agents.models import Autonomy, ChecklistStatus, InboxStatus, Task, TaskStat
 from agents.runtime.fencing import fence
 from agents.runtime.queue import enqueue_turn
 from agents.services.cards import card_open_for_wait, card_open_safety_net, card_open_to_continue, checkpoint_unasked
-from agents.services.generation_results import decide_after_jobs
+from agents.services.job_results import decide_after_jobs
 from agents.services.summaries import task_summary_write
 from agents.services.task_status import task_status_set
 from agents.services.turns import turn_start

@@ -30,7 +30,7 @@ from agents.models import (
     TurnStatus,
 )
 from agents.runtime.queue import enqueue_turn
-from agents.services.generation_results import (
+from agents.services.job_results import (
     task_job_settled,
     task_spending_approved,
     tasks_waiting_on_granted_approval,

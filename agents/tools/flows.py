@@ -14,8 +14,8 @@ from agents.tools.base import MAX_DB_ID, MAX_VERSION, StrictArgs, Tool, ToolCont
 from agents.tools.documents import base_version_of, tool_error
 from agents.tools.generation import api_requested
 from lomote.kernel.exceptions import DomainError
+from workspace.flows.authoring import flow_edit
 from workspace.models import Role
-from workspace.services.flows import flow_edit
 from workspace.services.notices import artifact_seen
 
 

@@ -21,7 +21,7 @@ from billing.services.quotes import quote_create
 from lomote.kernel.exceptions import DomainError, PaymentRequired
 from workspace.models import JobStatus, Role
 from workspace.selectors import artifact_get
-from workspace.services.generation import job_submit
+from workspace.services.jobs import job_submit
 
 
 class GenerateArgs(ToolArgs):

@@ -39,9 +39,9 @@ from tests.support.cards import access_of, complete, queued_turn, run_queued
 from tests.support.rest import events_of, issue_api_key
 from tests.support.runtime import start_turn
 from workspace.authentication import ApiKeyPrincipal
-from workspace.generation import registry
-from workspace.generation.simulated import SimulatedUpstream
 from workspace.models import ApiKey, GenerationJob, Role
+from workspace.providers import registry
+from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

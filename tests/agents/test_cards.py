@@ -38,9 +38,9 @@ from tests.agents.conftest import says
 from tests.support.cards import access_of, complete, queued_turn, run_queued
 from tests.support.rest import events_of, issue_api_key
 from workspace.authentication import ApiKeyPrincipal
-from workspace.generation import registry
-from workspace.generation.simulated import SimulatedUpstream
 from workspace.models import ApiKey, GenerationJob
+from workspace.providers import registry
+from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -289,7 +289,7 @@ def test_it_opens_a_quote_card_and_approving_it_wakes_the_task_which_generates(
 @pytest.fixture
 def wake_calls(monkeypatch):
     """Every attempt to wake a task for an approval, by whichever path, and what it returned."""
-    import agents.services.generation_results as results
+    import agents.services.job_results as results
 
     calls, real = [], results.task_spending_approved
 

@@ -4,11 +4,11 @@ import pytest
 
 from agents.exceptions import ToolError
 from tests.support.tooling import call_tool, tool_context
+from workspace.flows.authoring import flow_create
 from workspace.models import Artifact, ArtifactVersion
 from workspace.selectors import notices_pending
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_edit
-from workspace.services.flows import flow_create
 
 pytestmark = pytest.mark.django_db
 
@@ -130,7 +130,7 @@ def test_edit_flow_nodes_reports_a_node_conflict_and_what_else_changed(task, ctx
         author_user=alice,
     )
     call_tool("read_artifact", {"artifact_id": flow.pk}, ctx)
-    from workspace.services.flows import flow_edit
+    from workspace.flows.authoring import flow_edit
 
     flow_edit(
         workspace_id=flow.workspace_id,

@@ -19,11 +19,11 @@ from billing.services.wallets import wallet_reconcile, wallet_topup
 from tests.support.cards import access_of, complete
 from tests.support.rest import assert_error, issue_api_key, key_client
 from workspace.flows import runner
-from workspace.generation import registry
-from workspace.generation.simulated import SimulatedUpstream
+from workspace.flows.authoring import flow_create
 from workspace.models import FlowNodeRun, FlowRun, FlowRunStatus, GenerationJob, NodeStatus
-from workspace.services.flows import flow_create
-from workspace.services.generation import job_event_apply
+from workspace.providers import registry
+from workspace.providers.simulated import SimulatedUpstream
+from workspace.services.jobs import job_event_apply
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -20,11 +20,11 @@ from billing.services.approvals import approval_grant
 from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_reconcile, wallet_topup
 from tests.agents.conftest import says
-from workspace.generation import registry
-from workspace.generation.simulated import SimulatedUpstream
 from workspace.models import ArtifactVersion, GenerationJob, JobStatus
+from workspace.providers import registry
+from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
-from workspace.services.generation import job_event_apply, jobs_poll_silent
+from workspace.services.jobs import job_event_apply, jobs_poll_silent
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -17,8 +17,8 @@ from agents.services.tasks import task_pause
 from billing.services.wallets import wallet_topup
 from tests.agents.conftest import says
 from tests.support.cards import access_of, run_queued
-from workspace.generation import registry
-from workspace.generation.simulated import SimulatedUpstream
+from workspace.providers import registry
+from workspace.providers.simulated import SimulatedUpstream
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

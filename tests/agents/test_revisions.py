@@ -13,11 +13,11 @@ from agents.services.tasks import task_create
 from billing.models import Order
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup
-from workspace.generation import registry
-from workspace.generation.simulated import SimulatedUpstream
 from workspace.models import Artifact, GenerationJob, JobStatus
+from workspace.providers import registry
+from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
-from workspace.services.generation import job_event_apply
+from workspace.services.jobs import job_event_apply
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -89,7 +89,7 @@ def test_it_turns_a_photo_of_the_workspace_into_a_video_of_the_asked_length(work
     from django.core.files.base import ContentFile
     from django.db import transaction
 
-    from workspace.generation.procedural import render_image
+    from workspace.providers.procedural import render_image
     from workspace.services.artifacts import artifact_create
 
     access = workspace_access(principal=alice, workspace_id=workspace.pk)

@@ -13,11 +13,11 @@ from agents.services.tasks import task_cancel
 from billing.services.wallets import wallet_topup
 from tests.agents.conftest import says
 from tests.support.cards import PNG, access_of
-from workspace.generation import registry
-from workspace.generation.simulated import SimulatedUpstream
 from workspace.models import GenerationJob
+from workspace.providers import registry
+from workspace.providers.simulated import SimulatedUpstream
 from workspace.services.artifacts import artifact_create
-from workspace.services.generation import job_event_apply
+from workspace.services.jobs import job_event_apply
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

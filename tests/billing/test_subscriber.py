@@ -15,7 +15,7 @@ from tests.billing.helpers import money
 from tests.support.race import race
 from tests.support.rest import events_of
 from workspace.models import GenerationJob, JobStatus
-from workspace.services.generation import job_event_apply
+from workspace.services.jobs import job_event_apply
 from workspace.services.workspaces import workspace_create
 
 pytestmark = pytest.mark.django_db
@@ -142,7 +142,7 @@ def test_it_only_settles_the_order_of_the_jobs_workspace(workspace, fund, place,
     assert money() == before
 
 
-# --- through the real job transition (workspace.services.generation) -----------------------------------------
+# --- through the real job transition (workspace.services.jobs) -----------------------------------------
 
 
 def _job(workspace, key: str = "11:0:0"):

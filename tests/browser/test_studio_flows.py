@@ -28,8 +28,8 @@ def focus_with_tab(page, locator, *, limit: int = 15) -> None:
 
 
 def test_it_edits_a_flow_resolves_a_node_conflict_and_runs_it_with_per_node_status(studio, page):
+    from workspace.flows.authoring import flow_edit
     from workspace.models import ArtifactVersion, FlowRun
-    from workspace.services.flows import flow_edit
 
     # given a person who creates a Flow on the canvas
     log_in(page, studio)

@@ -34,8 +34,8 @@ def _seed(studio):
     from agents.locks import task_qs_for_update
     from agents.services.cards import card_open_for_wait
     from agents.services.tasks import task_create
+    from workspace.flows.authoring import flow_create
     from workspace.services.artifacts import artifact_create, artifact_version_add
-    from workspace.services.flows import flow_create
 
     task = task_create(access=studio.access, title=f"Check the upload {URL}", brief="")
     with transaction.atomic():

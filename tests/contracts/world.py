@@ -19,11 +19,11 @@ from agents.services.tasks import task_archive, task_cancel, task_create, task_p
 from billing.services.approvals import approval_grant
 from billing.services.quotes import quote_create
 from billing.services.wallets import wallet_topup
+from workspace.flows.authoring import flow_create
 from workspace.models import ArtifactKind, ArtifactVersion, FlowRunStatus, GenerationJob, Membership, Role
 from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_write
-from workspace.services.flows import flow_create
 from workspace.services.workspaces import api_key_create, membership_add, workspace_create
 
 FLOW = {

@@ -7,7 +7,7 @@ from agents.models import ACTIVE_TURN_STATUSES, Card, Task, Turn
 from agents.runtime.loop import turn_run
 from agents.services.cards import card_open_for_wait
 from workspace.selectors import Access, workspace_access
-from workspace.services.generation import job_event_apply
+from workspace.services.jobs import job_event_apply
 
 PNG = {"b64": "iVBORw0KGgo=", "media_type": "image/png", "filename": "poster.png", "meta": {}}
 

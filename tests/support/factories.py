@@ -33,10 +33,10 @@ from agents.models import (
     Turn,
 )
 from agents.providers.scripted import MODEL_NAME
+from workspace.flows.authoring import flow_create
 from workspace.flows.graph import graph_load
 from workspace.models import FlowNodeRun, FlowRun, GenerationJob, Membership, Role, Workspace
 from workspace.services.artifacts import artifact_create
-from workspace.services.flows import flow_create
 from workspace.services.workspaces import workspace_create
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from lomote.kernel import domain_events
-from workspace.services.generation import JOB_SETTLED
+from workspace.services.jobs import JOB_SETTLED
 
 
 @pytest.fixture(autouse=True)

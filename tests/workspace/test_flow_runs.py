@@ -10,12 +10,12 @@ from billing.services.wallets import wallet_topup
 from tests.support import qcluster as cluster
 from tests.support.realtime import worker_env
 from workspace.flows import runner
+from workspace.flows.authoring import flow_create
 from workspace.flows.stale import flow_run_stale
 from workspace.models import Event, FlowNodeRun, FlowRun, FlowRunStatus, NodeStatus
 from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_write
-from workspace.services.flows import flow_create
 
 ROUTED = {
     "nodes": {

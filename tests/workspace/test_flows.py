@@ -4,10 +4,10 @@ import pytest
 
 from lomote.kernel.exceptions import Conflict, InvalidInput
 from tests.support.race import race
+from workspace.flows.authoring import flow_create, flow_edit
 from workspace.flows.graph import graph_load
 from workspace.models import Artifact
 from workspace.selectors import artifact_version_get
-from workspace.services.flows import flow_create, flow_edit
 
 GRAPH = {
     "nodes": {

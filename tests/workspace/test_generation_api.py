@@ -12,10 +12,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.support.rest import assert_error, issue_api_key, key_client
-from workspace.generation.base import Output
 from workspace.models import Artifact, GenerationJob, Role
+from workspace.providers.base import Output
 from workspace.services.artifacts import artifact_create
-from workspace.services.generation import job_event_apply, job_submit
+from workspace.services.jobs import job_event_apply, job_submit
 from workspace.services.workspaces import workspace_create
 
 pytestmark = pytest.mark.django_db

@@ -16,17 +16,17 @@ from django.utils import timezone
 
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from tests.support.race import race
-from workspace.generation import registry
-from workspace.generation.base import Output
-from workspace.generation.simulated import SimulatedUpstream
 from workspace.models import (
     Artifact,
     ArtifactVersion,
     Event,
     GenerationJob,
 )
+from workspace.providers import registry
+from workspace.providers.base import Output
+from workspace.providers.simulated import SimulatedUpstream
 from workspace.services.artifacts import artifact_create, artifact_version_add
-from workspace.services.generation import job_event_apply, job_submit, jobs_poll_silent
+from workspace.services.jobs import job_event_apply, job_submit, jobs_poll_silent
 from workspace.services.workspaces import workspace_create
 from workspace.transitions import JOB_MOVES, JOB_RANK
 

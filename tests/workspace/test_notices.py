@@ -2,11 +2,11 @@
 
 import pytest
 
+from workspace.flows.authoring import flow_create, flow_edit
 from workspace.models import ArtifactView, ChangeNotice
 from workspace.selectors import notices_pending
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_edit, document_write
-from workspace.services.flows import flow_create, flow_edit
 from workspace.services.notices import artifact_seen, notices_mark_delivered
 
 pytestmark = pytest.mark.django_db

@@ -14,9 +14,9 @@ from PIL import Image
 import lomote.settings as configured_settings
 from lomote.kernel.exceptions import InvalidInput
 from tests.support.fake_openai import FakeOpenAIServer, Reply, error_body, image_result
-from workspace.generation.openai_images import OpenAIImagesProvider
 from workspace.models import ArtifactVersion, Event, GenerationJob
-from workspace.services.generation import job_event_apply, job_submit
+from workspace.providers.openai_images import OpenAIImagesProvider
+from workspace.services.jobs import job_event_apply, job_submit
 from workspace.tasks import generation_work
 
 pytestmark = pytest.mark.django_db

@@ -18,10 +18,10 @@ from PIL import Image
 from lomote.kernel.exceptions import InvalidInput
 from tests.support import qcluster as cluster
 from tests.support.realtime import worker_env
-from workspace.generation import procedural
-from workspace.generation.procedural import ProceduralProvider, render, style_for
 from workspace.models import ArtifactVersion, Event, GenerationJob
-from workspace.services.generation import job_submit
+from workspace.providers import procedural
+from workspace.providers.procedural import ProceduralProvider, render, style_for
+from workspace.services.jobs import job_submit
 from workspace.tasks import generation_work
 
 SMALL = {"width": 192, "height": 256}

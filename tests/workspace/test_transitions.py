@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from lomote.kernel.exceptions import Conflict
 from workspace.flows import runner
+from workspace.flows.authoring import flow_create
 from workspace.models import FlowNodeRun, NodeStatus
-from workspace.services.flows import flow_create
 from workspace.transitions import NODE_MOVES, node_move_check, node_sources
 
 N = NodeStatus

@@ -14,10 +14,10 @@ from PIL import features
 
 from tests.support.race import race
 from workspace import views
-from workspace.generation import registry
-from workspace.generation.simulated import SimulatedUpstream, via_client
 from workspace.models import ArtifactVersion, Event, GenerationJob, WebhookDelivery
-from workspace.services.generation import job_submit
+from workspace.providers import registry
+from workspace.providers.simulated import SimulatedUpstream, via_client
+from workspace.services.jobs import job_submit
 from workspace.webhooks import ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signature
 
 pytestmark = pytest.mark.django_db

@@ -5,12 +5,16 @@
      "start": "<id of the one text_input node>"}
 
 `version` is the artifact version in which the node last changed: conflicts are detected per node
-(workspace/services/flows.py). The graph is a DAG with one start node of an input type and no edge into it.
+(workspace/flows/authoring.py). The graph is a DAG with one start node of an input type and no edge into it.
+
+This module is pure: it imports nothing else from workspace (import-linter checks it); the node type names it
+checks against are passed in by its callers, from workspace/flows/nodes.py.
 """
 
 import json
 import re
 from collections import deque
+from collections.abc import Collection
 from typing import Any
 
 from lomote.kernel.exceptions import InvalidInput
@@ -49,10 +53,9 @@ def graph_dump(graph: Graph) -> str:
     )
 
 
-def graph_check(graph: Any, *, runnable: bool = False) -> Graph:
-    """Validate the shape, node types, edges and acyclicity; with `runnable`, also the start node."""
-    from workspace.flows.nodes import INPUT_TYPES, NODE_TYPES
-
+def graph_check(graph: Any, *, types: Collection[str], input_types: Collection[str], runnable: bool = False) -> Graph:
+    """Validate the shape, node types (among `types`), edges and acyclicity; with `runnable`, also the start node
+    (one node of a type among `input_types`)."""
     if (
         not isinstance(graph, dict)
         or not isinstance(graph.get("nodes"), dict)
@@ -65,8 +68,8 @@ def graph_check(graph: Any, *, runnable: bool = False) -> Graph:
     for node_id, node in nodes.items():
         if not NODE_ID.match(node_id):
             raise _invalid(f"Node id {node_id!r}: use 1-64 letters, digits, '_' or '-'.", node=node_id)
-        if not isinstance(node, dict) or node.get("type") not in NODE_TYPES:
-            raise _invalid(f"Node {node_id!r} needs a type among: {', '.join(sorted(NODE_TYPES))}.", node=node_id)
+        if not isinstance(node, dict) or node.get("type") not in types:
+            raise _invalid(f"Node {node_id!r} needs a type among: {', '.join(sorted(types))}.", node=node_id)
         params = node.setdefault("params", {})
         if not isinstance(params, dict) or len(json.dumps(params)) > MAX_PARAMS_BYTES:
             raise _invalid(f"Node {node_id!r}: params are a JSON object of at most {MAX_PARAMS_BYTES} bytes.")
@@ -82,11 +85,11 @@ def graph_check(graph: Any, *, runnable: bool = False) -> Graph:
     if start is not None and start not in nodes:
         raise _invalid(f"The start node {start!r} does not exist.")
     if runnable or start is not None:
-        if start is None or nodes[start]["type"] not in INPUT_TYPES:
-            raise _invalid(f"A runnable Flow starts at one node of type {' or '.join(sorted(INPUT_TYPES))}.")
+        if start is None or nodes[start]["type"] not in input_types:
+            raise _invalid(f"A runnable Flow starts at one node of type {' or '.join(sorted(input_types))}.")
         if predecessors(graph, start):
             raise _invalid("No edge may lead into the start node.")
-        others = [n for n, node in nodes.items() if node["type"] in INPUT_TYPES and n != start]
+        others = [n for n, node in nodes.items() if node["type"] in input_types and n != start]
         if others:
             raise _invalid(f"A Flow has one input node; also found {others}.")
     return graph

@@ -7,7 +7,7 @@ Each type turns its params, the run's inputs and its upstream nodes' outputs int
                     "version"}; records the version it consumed, so a later change marks it stale
     generate_text   an assistant preset (params.instructions + params.model_lease) applied to the upstream
                     text, through the text hook (below)
-    generate_image  a generation job through workspace.services.generation.job_submit; the node waits for
+    generate_image  a generation job through workspace.services.jobs.job_submit; the node waits for
     generate_video  the job and outputs {"artifact", "version", "job"}
     router          a model picks the next node among the router's successors (params.routes: {node id:
                     description}); the other branches are skipped
@@ -165,7 +165,7 @@ class _Generate(NodeType):
     kind: str
 
     def run(self, ctx: NodeContext) -> NodeResult:
-        from workspace.services.generation import job_submit
+        from workspace.services.jobs import job_submit
 
         prompt = (str(ctx.params.get("prompt", "{input}")).replace("{input}", ctx.text) or ctx.text).strip()
         if not prompt:

@@ -59,7 +59,7 @@ from workspace.flows.graph import (
     successors,
     topological_order,
 )
-from workspace.flows.nodes import GENERATION_NODE_KINDS, NodeContext, node_type_get
+from workspace.flows.nodes import GENERATION_NODE_KINDS, INPUT_TYPES, NODE_TYPES, NodeContext, node_type_get
 from workspace.flows.stale import flow_run_stale  # noqa: F401 - part of this module's contract
 from workspace.locks import workspace_qs_for_update
 from workspace.models import (
@@ -161,7 +161,7 @@ def flow_run_create(
     version = artifact_version_get(workspace_id=workspace_id, artifact_id=artifact_id)
     if version.artifact.kind != ArtifactKind.FLOW:
         raise InvalidInput(f"Artifact {artifact_id} is a {version.artifact.kind}, not a Flow.", code="not_a_flow")
-    graph = graph_check(graph_load(version.content), runnable=True)
+    graph = graph_check(graph_load(version.content), types=NODE_TYPES, input_types=INPUT_TYPES, runnable=True)
     _lock_workspace(workspace_id)
     try:
         with transaction.atomic():

@@ -30,11 +30,11 @@ from agents.services.metrics import stalls_list
 from billing.models import Order
 from billing.services.wallets import wallet_reconcile, wallet_topup
 from lomote.kernel.database import current_database_url
-from workspace.generation.procedural import render_image
 from workspace.models import Artifact, Event
+from workspace.providers.procedural import render_image
 from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
-from workspace.services.generation import jobs_poll_silent
+from workspace.services.jobs import jobs_poll_silent
 from workspace.services.workspaces import workspace_create
 
 POSTERS = "Make a series of 3 retro brand posters"

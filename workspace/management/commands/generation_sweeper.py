@@ -1,7 +1,7 @@
 from django.conf import settings
 
 from lomote.kernel.periodic import PeriodicCommand
-from workspace.services.generation import jobs_poll_silent
+from workspace.services.jobs import jobs_poll_silent
 
 
 class Command(PeriodicCommand):

@@ -29,7 +29,7 @@ from django.conf import settings
 from PIL import Image, UnidentifiedImageError
 
 from lomote.kernel.exceptions import InvalidInput
-from workspace.generation.base import Output, ReportFn, WorkerProvider
+from workspace.providers.base import Output, ReportFn, WorkerProvider
 
 logger = logging.getLogger(__name__)
 

@@ -53,8 +53,6 @@ from django.utils import timezone
 
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, DomainError, InvalidInput, NotFound
-from workspace.generation import registry
-from workspace.generation.base import Output, SubmissionRejected, WorkerProvider
 from workspace.locks import artifact_qs_for_update, generation_job_qs_for_update
 from workspace.models import (
     TERMINAL_JOB_STATUSES,
@@ -64,6 +62,8 @@ from workspace.models import (
     GenerationKind,
     JobStatus,
 )
+from workspace.providers import registry
+from workspace.providers.base import Output, SubmissionRejected, WorkerProvider
 from workspace.services.artifacts import artifact_create, artifact_version_add
 from workspace.services.events import event_append
 from workspace.transitions import job_is_forward, job_progress_after

@@ -39,7 +39,7 @@ from PIL import Image, ImageDraw, ImageFont, features
 from lomote.kernel.exceptions import InvalidInput
 from lomote.kernel.subject_words import KIND_GROUPS
 from lomote.kernel.subjects import request_subject
-from workspace.generation.base import Output, ReportFn, WorkerProvider
+from workspace.providers.base import Output, ReportFn, WorkerProvider
 from workspace.selectors import artifact_version_get
 
 RGB = tuple[int, int, int]

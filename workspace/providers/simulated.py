@@ -37,7 +37,7 @@ from typing import Any
 
 from django.conf import settings
 
-from workspace.generation.base import GenerationProvider, Report, SubmissionRejected, SubmissionUncertain
+from workspace.providers.base import GenerationProvider, Report, SubmissionRejected, SubmissionUncertain
 from workspace.webhooks import sign
 
 Deliver = Callable[[dict[str, str], bytes], int]
@@ -227,7 +227,7 @@ def _post(url: str, headers: dict[str, str], body: bytes) -> int:
 
 
 def _result(job) -> dict[str, Any]:
-    from workspace.generation.procedural import render
+    from workspace.providers.procedural import render
 
     size = {"width": 64, "height": 64} if job.kind != "3d" else {}
     if job.kind == "video":
@@ -236,7 +236,7 @@ def _result(job) -> dict[str, Any]:
 
 
 def _report(step: dict[str, Any]) -> Report:
-    from workspace.generation.base import Output
+    from workspace.providers.base import Output
 
     result = step.get("result")
     return Report(

@@ -14,7 +14,7 @@ job row (`submitting`) has committed and outside any transaction. It must either
   submission could run, and cost, twice). Its hold is released by rule (billing reacts to the failure).
 
 Progress and results reach us as reports — signed webhooks, `poll()`, or the embedded worker calling back —
-and every report goes through `workspace.services.generation.job_event_apply`, which applies forward moves
+and every report goes through `workspace.services.jobs.job_event_apply`, which applies forward moves
 only (workspace/transitions.py). So a provider may report the same thing twice, or out of order.
 
 `poll(upstream_id)` returns the upstream's current view of the job as a `Report`, or None when it has

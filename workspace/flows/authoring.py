@@ -24,6 +24,7 @@ from django.db import transaction
 
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.flows.graph import Graph, graph_check, graph_dump, graph_load, nodes_changed
+from workspace.flows.nodes import INPUT_TYPES, NODE_TYPES
 from workspace.locks import artifact_qs_for_update
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion
 from workspace.services.artifacts import artifact_create, artifact_version_add
@@ -61,7 +62,7 @@ def flow_create(
     author_turn_id: int | None = None,
 ) -> Artifact:
     """A new Flow artifact whose version 1 holds `graph` (every node at node version 1)."""
-    graph = graph_check(_stamped(graph or {"nodes": {}, "edges": []}, 1))
+    graph = graph_check(_stamped(graph or {"nodes": {}, "edges": []}, 1), types=NODE_TYPES, input_types=INPUT_TYPES)
     return artifact_create(
         workspace_id=workspace_id,
         kind=ArtifactKind.FLOW,
@@ -197,7 +198,7 @@ def flow_edit(
             applied.append(node_id)
     if start is not None:
         graph["start"] = start
-    graph_check(graph)
+    graph_check(graph, types=NODE_TYPES, input_types=INPUT_TYPES)
     version = artifact_version_add(
         workspace_id=workspace_id,
         artifact_id=artifact_id,

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from lomote.kernel.exceptions import InvalidInput
 from lomote.kernel.registry import Registry
-from workspace.generation.base import GenerationProvider
+from workspace.providers.base import GenerationProvider
 
 Factory = Callable[[], GenerationProvider]
 
@@ -54,14 +54,14 @@ def override(name: str, provider: GenerationProvider) -> Iterator[GenerationProv
 
 
 def _procedural() -> GenerationProvider:
-    from workspace.generation.procedural import ProceduralProvider
+    from workspace.providers.procedural import ProceduralProvider
 
     return ProceduralProvider()
 
 
 def _openai_images() -> GenerationProvider:
     # Imported on use: the SDK is heavy and offline installs never need it.
-    from workspace.generation.openai_images import OpenAIImagesProvider
+    from workspace.providers.openai_images import OpenAIImagesProvider
 
     return OpenAIImagesProvider.from_settings()
 
