@@ -1,4 +1,4 @@
-# Lomote: `make run` serves the studio with its workers; `make test` runs lint and the whole suite.
+# Lomote: `make run` serves the studio with its workers; `make test` runs lint (incl. import contracts) and the whole suite.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -21,6 +21,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format .
