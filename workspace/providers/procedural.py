@@ -701,18 +701,22 @@ def render_animation(prompt: str, params: dict[str, Any] | None = None, progress
         if progress:
             progress(10 + round(80 * (i + 1) / count))
     duration = round(1000 / float(params.get("fps", 10)))
+    content, media_type, filename = _encode_animation(frames, duration)
+    meta = _meta(style, size, renderer="procedural-animation-1")
+    meta |= {"frames": count, "frame_duration_ms": duration, "duration_ms": duration * count}
+    return Output(content=content, media_type=media_type, filename=filename, meta=meta)
+
+
+def _encode_animation(frames: list[Image.Image], duration: int) -> tuple[bytes, str, str]:
+    """Animated WebP where Pillow has it, else GIF: (bytes, media type, file name)."""
     buffer = io.BytesIO()
     if features.check("webp"):
         frames[0].save(
             buffer, format="WEBP", save_all=True, append_images=frames[1:], duration=duration, loop=0, quality=82
         )
-        media_type, filename = "image/webp", "animation.webp"
-    else:
-        frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=duration, loop=0)
-        media_type, filename = "image/gif", "animation.gif"
-    meta = _meta(style, size, renderer="procedural-animation-1")
-    meta |= {"frames": count, "frame_duration_ms": duration, "duration_ms": duration * count}
-    return Output(content=buffer.getvalue(), media_type=media_type, filename=filename, meta=meta)
+        return buffer.getvalue(), "image/webp", "animation.webp"
+    frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=duration, loop=0)
+    return buffer.getvalue(), "image/gif", "animation.gif"
 
 
 def render_from_source(
@@ -736,15 +740,7 @@ def render_from_source(
         if progress:
             progress(10 + round(80 * (i + 1) / count))
     duration = round(1000 / fps)
-    buffer = io.BytesIO()
-    if features.check("webp"):
-        frames[0].save(
-            buffer, format="WEBP", save_all=True, append_images=frames[1:], duration=duration, loop=0, quality=82
-        )
-        media_type, filename = "image/webp", "animation.webp"
-    else:
-        frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=duration, loop=0)
-        media_type, filename = "image/gif", "animation.gif"
+    content, media_type, filename = _encode_animation(frames, duration)
     meta = {
         "width": size[0],
         "height": size[1],
@@ -754,7 +750,7 @@ def render_from_source(
         "frame_duration_ms": duration,
         "duration_ms": duration * count,
     }
-    return Output(content=buffer.getvalue(), media_type=media_type, filename=filename, meta=meta)
+    return Output(content=content, media_type=media_type, filename=filename, meta=meta)
 
 
 def _meta(style: Style, size: tuple[int, int], *, renderer: str) -> dict[str, Any]:
