@@ -6,11 +6,6 @@ class BillingConfig(AppConfig):
     verbose_name = "Billing"
 
     def ready(self):
-        from billing.subscribers import money_held_for, on_flow_node_closed, on_job_settled
-        from lomote.kernel.domain_events import subscribe
-        from workspace.flows.nodes import spend_check_install
-        from workspace.flows.runner import FLOW_NODE_CLOSED
+        from billing import subscribers
 
-        subscribe("generation.job_settled")(on_job_settled)
-        subscribe(FLOW_NODE_CLOSED)(on_flow_node_closed)
-        spend_check_install(money_held_for)
+        subscribers.install()

@@ -1,8 +1,19 @@
-"""Reactions to other apps' domain events (lomote.kernel.domain_events), registered in BillingConfig.ready()."""
+"""Every reaction of billing to something that happened in workspace, in one list (`install`, from
+BillingConfig.ready):
+
+- a generation job settled → its order is captured on success, released on failure or timeout;
+- a paid Flow node ended without its job → what was held for it is released;
+- a paid Flow node is about to submit its job → workspace asks, through its spend-check hook, whether money is
+  held for it (`money_held_for`).
+
+Events and hook are declared in workspace/domain_events.py. The handlers run inside the publisher's transaction.
+"""
 
 from billing.models import OrderStatus
 from billing.selectors import order_find
 from billing.services.orders import order_capture, order_release
+from lomote.kernel import domain_events
+from workspace.domain_events import FLOW_NODE_CLOSED, JOB_SETTLED, spend_check_install
 
 RELEASING_STATUSES = {"failed", "timed_out"}
 
@@ -35,3 +46,9 @@ def money_held_for(workspace_id: int, idempotency_key: str) -> bool:
     """The spend check a paid Flow node makes before it submits: an order holds (or captured) money for it."""
     order = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
     return order is not None and order.status in (OrderStatus.HELD, OrderStatus.CAPTURED)
+
+
+def install() -> None:
+    domain_events.subscribe(JOB_SETTLED)(on_job_settled)
+    domain_events.subscribe(FLOW_NODE_CLOSED)(on_flow_node_closed)
+    spend_check_install(money_held_for)

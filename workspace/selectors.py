@@ -4,25 +4,20 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
-from django.db.models import CharField, Q, QuerySet, Value
-from django.db.models.functions import Cast, Concat
+from django.db.models import Q, QuerySet
 
 from lomote.kernel.exceptions import InvalidInput, NotFound, PermissionDenied
 from workspace.authentication import ApiKeyPrincipal
 from workspace.models import (
-    FLOW_JOB_KEY_PREFIX,
     ApiKey,
     Artifact,
     ArtifactKind,
     ArtifactVersion,
     ChangeNotice,
     Event,
-    FlowNodeRun,
     FlowRun,
-    FlowRunStatus,
     GenerationJob,
     Membership,
-    NodeStatus,
     Role,
     Workspace,
     role_at_least,
@@ -218,30 +213,3 @@ def flow_run_get(*, workspace_id: int, run_id: int) -> FlowRun:
     if run is None:
         raise NotFound("Flow run not found.")
     return run
-
-
-def flow_node_keys_to_submit() -> QuerySet:
-    """The job keys of generation nodes that have not submitted yet (pending, or running before their job):
-    money held under them is waiting for that job, not orphaned. A values queryset, for `__in` subqueries."""
-    from workspace.flows.nodes import GENERATION_NODE_KINDS
-
-    return (
-        FlowNodeRun.objects.filter(
-            type__in=GENERATION_NODE_KINDS,
-            status__in=[NodeStatus.PENDING, NodeStatus.RUNNING],
-            job_id__isnull=True,
-            run__status__in=[FlowRunStatus.AWAITING_APPROVAL, FlowRunStatus.RUNNING],
-        )
-        .annotate(
-            key=Concat(
-                Value(FLOW_JOB_KEY_PREFIX),
-                Cast("run_id", CharField()),
-                Value(":"),
-                "node_id",
-                Value(":"),
-                Cast("attempt", CharField()),
-                output_field=CharField(),
-            )
-        )
-        .values("key")
-    )

@@ -7,6 +7,7 @@ acting as themselves, so an API key (which a script or an agent could hold) cann
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from billing.domain_events import APPROVAL_GRANTED
 from billing.models import Approval, ApprovalKind
 from billing.selectors import quote_get
 from billing.services.pricing import MAX_ORDER_AMOUNT
@@ -87,6 +88,6 @@ def approval_grant(
     )
     # Agents wake a task that was waiting for this approval (a higher app; it subscribes).
     domain_events.publish(
-        "billing.approval_granted", workspace_id=workspace_id, task_id=approval.task_id, approval_id=approval.pk
+        APPROVAL_GRANTED, workspace_id=workspace_id, task_id=approval.task_id, approval_id=approval.pk
     )
     return approval

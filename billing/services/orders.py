@@ -37,8 +37,8 @@ from billing.services.validation import check_credits, check_id, check_json_obje
 from billing.services.wallets import do_ledger_append, do_wallet_lock
 from billing.transitions import order_sources
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PaymentRequired
+from workspace.flows.runner import flow_node_keys_to_submit
 from workspace.models import GenerationJob
-from workspace.selectors import flow_node_keys_to_submit
 from workspace.services.events import event_append
 
 MAX_TARGET_BYTES = 4 * 1024

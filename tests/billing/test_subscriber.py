@@ -1,4 +1,4 @@
-"""`generation.job_settled` settles the job's order: capture on success, release on failure — once.
+"""JOB_SETTLED (`generation.job_settled`) settles the job's order: capture on success, release on failure — once.
 
 The workspace app publishes the event inside the job's transition; billing reacts in that transaction.
 """
@@ -9,11 +9,12 @@ from django.db import transaction
 from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus
 from billing.selectors import order_get, wallet_get
 from billing.services.wallets import wallet_reconcile
-from billing.subscribers import on_job_settled
+from billing.subscribers import on_flow_node_closed, on_job_settled
 from lomote.kernel import domain_events
 from tests.billing.helpers import money
 from tests.support.race import race
 from tests.support.rest import events_of
+from workspace.domain_events import FLOW_NODE_CLOSED, JOB_SETTLED, money_held
 from workspace.models import GenerationJob, JobStatus
 from workspace.services.jobs import job_event_apply
 from workspace.services.workspaces import workspace_create
@@ -24,13 +25,23 @@ pytestmark = pytest.mark.django_db
 def _settled(workspace, status: str, key: str | None = "11:0:0", job_id: int = 5) -> None:
     """Publish as the job transition does: inside its transaction."""
     with transaction.atomic():
-        domain_events.publish(
-            "generation.job_settled", workspace_id=workspace.pk, job_id=job_id, idempotency_key=key, status=status
-        )
+        domain_events.publish(JOB_SETTLED, workspace_id=workspace.pk, job_id=job_id, idempotency_key=key, status=status)
 
 
 def test_it_is_subscribed_once_the_app_is_ready():
-    assert on_job_settled in domain_events.subscribers("generation.job_settled")
+    assert on_job_settled in domain_events.subscribers(JOB_SETTLED)
+    assert on_flow_node_closed in domain_events.subscribers(FLOW_NODE_CLOSED)
+
+
+def test_it_answers_the_spend_check_of_a_paid_flow_node_from_the_held_order(workspace, fund, place):
+    # given a held order under one job key
+    fund(100)
+    place("11:0:0")
+
+    # when workspace asks, through its spend-check hook, about that key and about another
+    # then money is held for the first only
+    assert money_held(workspace.pk, "11:0:0") is True
+    assert money_held(workspace.pk, "12:0:0") is False
 
 
 def test_it_captures_a_succeeded_jobs_order_once(workspace, fund, place):
@@ -119,7 +130,7 @@ def test_it_settles_nothing_when_the_jobs_transition_rolls_back(workspace, fund,
     # when the job transition publishes success and then fails
     with pytest.raises(RuntimeError), transaction.atomic():
         domain_events.publish(
-            "generation.job_settled", workspace_id=workspace.pk, job_id=5, idempotency_key="11:0:0", status="succeeded"
+            JOB_SETTLED, workspace_id=workspace.pk, job_id=5, idempotency_key="11:0:0", status="succeeded"
         )
         raise RuntimeError("the job transition failed after publishing")
 

@@ -3,7 +3,7 @@
 import pytest
 
 from lomote.kernel import domain_events
-from workspace.services.jobs import JOB_SETTLED
+from workspace.domain_events import JOB_SETTLED
 
 
 @pytest.fixture(autouse=True)
@@ -15,7 +15,7 @@ def media_root(settings, tmp_path):
 
 @pytest.fixture
 def settled():
-    """Every `generation.job_settled` published during the test, after the subscribers already registered."""
+    """Every JOB_SETTLED published during the test, after the subscribers already registered."""
     calls: list[dict] = []
 
     def record(**data):

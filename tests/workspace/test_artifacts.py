@@ -3,8 +3,11 @@
 import pytest
 from django.core.files.base import ContentFile
 
+from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from tests.support.race import race
+from workspace.domain_events import ARTIFACT_VERSION_ADDED
+from workspace.flows.stale import flow_outputs_mark_stale
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion, Event
 from workspace.selectors import artifact_get, artifact_search, artifact_version_get
 from workspace.services.artifacts import artifact_create, artifact_version_add
@@ -162,6 +165,22 @@ def test_it_adds_the_next_version_on_the_current_one(workspace, bob, storyboard)
     event = Event.objects.filter(workspace=workspace).latest("seq")
     assert (event.kind, event.data["version"], event.data["base_version"]) == ("artifact.version_added", 2, 1)
     assert event.data["author"] == {"type": "user", "id": bob.pk}
+
+
+def test_it_announces_a_new_version_but_not_a_new_artifact(workspace, bob, storyboard):
+    # given a recorder of ARTIFACT_VERSION_ADDED, after the subscribers the app installed
+    calls: list[dict] = []
+    with domain_events.subscribed(ARTIFACT_VERSION_ADDED, lambda **data: calls.append(data)):
+        # when an artifact is created, then gets a version
+        created = artifact_create(workspace_id=workspace.pk, kind=ArtifactKind.DOCUMENT, title="Notes")
+        artifact_version_add(
+            workspace_id=workspace.pk, artifact_id=storyboard.pk, base_version=1, content="v2", author_user=bob
+        )
+
+    # then only the new version was announced, with its number; Flow outputs listen to it
+    assert created.current_version == 1
+    assert calls == [{"workspace_id": workspace.pk, "artifact_id": storyboard.pk, "version": 2}]
+    assert flow_outputs_mark_stale in domain_events.subscribers(ARTIFACT_VERSION_ADDED)
 
 
 def test_it_refuses_a_stale_write_and_changes_nothing(workspace, alice, bob, storyboard):

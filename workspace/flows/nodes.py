@@ -14,17 +14,21 @@ Each type turns its params, the run's inputs and its upstream nodes' outputs int
     finish          gathers the upstream outputs as the run's result
 
 Model calls: the workspace app cannot import agents (DESIGN §1), so generate_text and router call a hook
-that agents installs at start-up (`text_hooks_install`). Without one — offline, or a preset without a model
-lease — the built-in deterministic stand-in is used, and says so in its output (`model: "offline-scripted"`).
+that agents installs at start-up (workspace/domain_events.py: `text_hooks_install`). Without one — offline, or
+a preset without a model lease — the built-in deterministic stand-in is used, and says so in its output
+(`model: "offline-scripted"`). Likewise a paid node asks billing, through `spend_check_install`'s hook, whether
+money is held for its job.
 """
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lomote.kernel.exceptions import DomainError, InvalidInput
+from workspace import domain_events
+from workspace.selectors import artifact_version_get
+from workspace.services.jobs import job_submit
 
 OFFLINE_MODEL = "offline-scripted"
 MAX_TEXT = 20_000
@@ -60,25 +64,7 @@ class NodeFailed(DomainError):
     code, default_message = "node_failed", "The node failed."
 
 
-# --- model hooks -------------------------------------------------------------------------------------------
-
-TextHook = Callable[[dict[str, Any], str], dict[str, Any] | None]  # (preset, prompt) → {"text", "model"}
-ChooseHook = Callable[[dict[str, Any], str, dict[str, str]], dict[str, Any] | None]  # → {"choice", "model"}
-_hooks: dict[str, Callable | None] = {"text": None, "choose": None}
-# (workspace_id, job key) → whether money is held for that key. Billing installs it; without it paid nodes refuse.
-SpendCheck = Callable[[int, str], bool]
-_spend_check: list[SpendCheck] = []
-
-
-def text_hooks_install(*, generate: TextHook | None, choose: ChooseHook | None) -> None:
-    """Install the model calls (agents does, in its AppConfig.ready). A hook returning None defers to the
-    offline stand-in (e.g. a preset without a model lease)."""
-    _hooks["text"], _hooks["choose"] = generate, choose
-
-
-def spend_check_install(check: SpendCheck) -> None:
-    """Billing installs the check a paid node makes before submitting (workspace cannot import billing)."""
-    _spend_check[:] = [check]
+# --- model calls -----------------------------------------------------------------------------------------
 
 
 def _offline_text(preset: dict[str, Any], prompt: str) -> dict[str, Any]:
@@ -102,13 +88,13 @@ def _offline_choice(preset: dict[str, Any], text: str, routes: dict[str, str]) -
 
 
 def text_generate(preset: dict[str, Any], prompt: str) -> dict[str, Any]:
-    hook = _hooks["text"]
+    hook = domain_events.text_hook()
     answer = hook(preset, prompt) if hook is not None else None
     return answer if answer is not None else _offline_text(preset, prompt)
 
 
 def branch_choose(preset: dict[str, Any], text: str, routes: dict[str, str]) -> dict[str, Any]:
-    hook = _hooks["choose"]
+    hook = domain_events.choose_hook()
     answer = hook(preset, text, routes) if hook is not None else None
     if answer is None or answer.get("choice") not in routes:
         return _offline_choice(preset, text, routes)
@@ -140,8 +126,6 @@ class ArtifactInput(NodeType):
     name = "artifact_input"
 
     def run(self, ctx: NodeContext) -> NodeResult:
-        from workspace.selectors import artifact_version_get
-
         artifact_id = ctx.params.get("artifact_id")
         if not isinstance(artifact_id, int):
             raise NodeFailed("artifact_input needs params.artifact_id.", code="invalid_params")
@@ -165,13 +149,11 @@ class _Generate(NodeType):
     kind: str
 
     def run(self, ctx: NodeContext) -> NodeResult:
-        from workspace.services.jobs import job_submit
-
         prompt = (str(ctx.params.get("prompt", "{input}")).replace("{input}", ctx.text) or ctx.text).strip()
         if not prompt:
             raise NodeFailed("Nothing to generate from: no prompt and no upstream text.", code="invalid_params")
-        # Fail closed: a paid generation runs only with money held for this very attempt.
-        if not (_spend_check and _spend_check[0](ctx.workspace_id, ctx.job_key)):
+        # Fail closed: a paid generation runs only with money held for this very attempt (billing's check).
+        if not domain_events.money_held(ctx.workspace_id, ctx.job_key):
             raise NodeFailed("No payment is held for this generation.", code="payment_not_held")
         job = job_submit(
             workspace_id=ctx.workspace_id,

@@ -13,11 +13,14 @@
         node's next attempt is a new order and job; the failed one's hold was released), and the run waits
         for authorisation again. Nothing that succeeded runs again.
     flow_run_paid_nodes(run)      the pending nodes that will submit a paid generation, with their job keys.
+    flow_node_keys_to_submit()    the job keys of all generation nodes that have not submitted yet (billing's
+                                  orphaned-hold sweep leaves their money held).
     flow_node_work(node_run_id)   the q-job of one node: claim it (pending → running), run its type
                                   outside any transaction, record the output (→ done) or error (→ failed),
                                   then schedule what became ready.
     flow_node_settle(node_run_id) a generation node's job settled: record its artifact (or failure).
-    flow_run_stale(run)           see workspace/flows/stale.py.
+
+Outputs made from an artifact version that has since changed are marked stale by workspace/flows/stale.py.
 
 Scheduling (a production DAG, seed §10.3): a node is ready once every predecessor is terminal and at
 least one edge into it is active — its source is done and, for a router, chose it. A node with no active
@@ -28,8 +31,8 @@ appends a `flow.node` event; the run ends `done` when a finish node is done, els
 Paid nodes: a generation node's job is keyed `flow-run:<run>:<node>:<attempt>`, and billing holds an order
 under that same key before the run begins, so the job's completion captures it and its failure releases it
 exactly once. A paid node that ends without a job (skipped, or failed before submitting) publishes the
-domain event `flow.node_closed` (workspace_id, idempotency_key) in the same transaction, and billing
-releases its hold.
+domain event FLOW_NODE_CLOSED (workspace/domain_events.py) in the same transaction, and billing releases its
+hold.
 
 A node moves only as workspace/transitions.py lists (NODE_MOVES); the conditional updates here read it.
 
@@ -46,11 +49,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import CharField, F, Q, QuerySet, Value
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
+from django_q.tasks import async_task
 
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, DomainError, InvalidInput, NotFound
+from workspace.domain_events import FLOW_NODE_CLOSED
 from workspace.flows.graph import (
     downstream,
     graph_check,
@@ -60,7 +66,6 @@ from workspace.flows.graph import (
     topological_order,
 )
 from workspace.flows.nodes import GENERATION_NODE_KINDS, INPUT_TYPES, NODE_TYPES, NodeContext, node_type_get
-from workspace.flows.stale import flow_run_stale  # noqa: F401 - part of this module's contract
 from workspace.locks import workspace_qs_for_update
 from workspace.models import (
     FLOW_JOB_KEY_PREFIX,
@@ -78,14 +83,11 @@ from workspace.transitions import node_move_check, node_sources
 
 logger = logging.getLogger(__name__)
 
-FLOW_NODE_CLOSED = "flow.node_closed"
 MAX_INPUT_BYTES = 20_000
 DONE_LIKE = (NodeStatus.DONE, NodeStatus.STALE)
 
 
 def _enqueue(function: str, node_run_id: int) -> None:
-    from django_q.tasks import async_task
-
     async_task(
         f"workspace.tasks.{function}",
         node_run_id,
@@ -212,6 +214,31 @@ def flow_run_paid_nodes(run: FlowRun, *, pending_only: bool = True) -> list[Paid
             )
         )
     return paid
+
+
+def flow_node_keys_to_submit() -> QuerySet:
+    """The job keys of generation nodes that have not submitted yet (pending, or running before their job):
+    money held under them is waiting for that job, not orphaned. A values queryset, for `__in` subqueries."""
+    return (
+        FlowNodeRun.objects.filter(
+            type__in=GENERATION_NODE_KINDS,
+            status__in=[NodeStatus.PENDING, NodeStatus.RUNNING],
+            job_id__isnull=True,
+            run__status__in=[FlowRunStatus.AWAITING_APPROVAL, FlowRunStatus.RUNNING],
+        )
+        .annotate(
+            key=Concat(
+                Value(FLOW_JOB_KEY_PREFIX),
+                Cast("run_id", CharField()),
+                Value(":"),
+                "node_id",
+                Value(":"),
+                Cast("attempt", CharField()),
+                output_field=CharField(),
+            )
+        )
+        .values("key")
+    )
 
 
 def flow_run_begin(run_id: int) -> FlowRun:
@@ -460,8 +487,8 @@ def _node_finish(
 
 
 def on_job_settled(*, idempotency_key: str | None, workspace_id: int, **_: Any) -> None:
-    """generation.job_settled: a Flow node's job finished. Only enqueue here — this runs inside the job's
-    transaction, holding its locks; the node is settled by its own q-job after commit."""
+    """JOB_SETTLED (workspace/domain_events.py): a Flow node's job finished. Only enqueue here — this runs
+    inside the job's transaction, holding its locks; the node is settled by its own q-job after commit."""
     if not idempotency_key or not idempotency_key.startswith(FLOW_JOB_KEY_PREFIX):
         return
     try:
@@ -481,6 +508,7 @@ def flow_run_get_nodes(run: FlowRun) -> list[FlowNodeRun]:
 
 __all__ = [
     "NotFound",
+    "flow_node_keys_to_submit",
     "flow_node_retry",
     "flow_node_settle",
     "flow_node_work",
@@ -488,6 +516,5 @@ __all__ = [
     "flow_run_cancel",
     "flow_run_create",
     "flow_run_paid_nodes",
-    "flow_run_stale",
     "on_job_settled",
 ]

@@ -3,7 +3,8 @@
 A write names the version it was based on; if someone else's write landed first it is refused with
 `stale_version` and the current version, and changes nothing: the writer must re-read. Every write records
 an event in the same transaction, and every new version leaves change notices for the other tasks that
-had seen the artifact (workspace/services/notices.py) and marks Flow outputs derived from it stale. These
+had seen the artifact (workspace/services/notices.py) and publishes ARTIFACT_VERSION_ADDED
+(workspace/domain_events.py), on which Flow outputs derived from it go stale (workspace/subscribers.py). These
 functions open an atomic block of their own, which becomes a savepoint when the caller (a view, or the
 agent runtime around a transactional tool) already holds one.
 """
@@ -14,8 +15,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.files import File
 from django.db import transaction
 
+from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
-from workspace.flows.stale import flow_outputs_mark_stale
+from workspace.domain_events import ARTIFACT_VERSION_ADDED
 from workspace.locks import artifact_qs_for_update
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion
 from workspace.services.events import event_append
@@ -234,5 +236,5 @@ def artifact_version_add(
     )
     # Tasks that saw an older version learn of it at their next cycle; Flow outputs made from it go stale.
     notices_on_version_added(artifact, version)
-    flow_outputs_mark_stale(workspace_id=workspace_id, artifact_id=artifact.pk, version=number)
+    domain_events.publish(ARTIFACT_VERSION_ADDED, workspace_id=workspace_id, artifact_id=artifact.pk, version=number)
     return version

@@ -21,14 +21,9 @@ The contract other apps rely on (agents' generation tools, billing's subscriber)
         stores the result (`result`: an Output, or its JSON form {"b64", "media_type", "filename", "meta"})
         as an artifact version in the same transaction. Every applied move appends a
         `generation.progress`, `generation.succeeded` or `generation.failed` event (the task card); a
-        terminal move publishes the domain event
-
-            generation.job_settled(workspace_id, job_id, idempotency_key, status, task_id, turn_id,
-                                   artifact_id, artifact_version_id)
-
+        terminal move publishes the domain event JOB_SETTLED (workspace/domain_events.py, with its payload)
         inside the transaction, exactly once per job (billing captures or releases, agents decide on a
-        wake-up). `artifact_id` is the artifact the result went to (or was to go to: the one named at
-        submission); `artifact_version_id` is set on success only. Runs in the caller's transaction when
+        wake-up, a Flow node waiting on the job is settled). Runs in the caller's transaction when
         there is one (as a savepoint). Locks, in this order: the job, the target artifact (on success),
         the workspace row (event log); subscribers run after that, while all three are held.
 
@@ -53,6 +48,7 @@ from django.utils import timezone
 
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, DomainError, InvalidInput, NotFound
+from workspace.domain_events import JOB_SETTLED
 from workspace.locks import artifact_qs_for_update, generation_job_qs_for_update
 from workspace.models import (
     TERMINAL_JOB_STATUSES,
@@ -70,7 +66,6 @@ from workspace.transitions import job_is_forward, job_progress_after
 
 logger = logging.getLogger(__name__)
 
-JOB_SETTLED = "generation.job_settled"
 MAX_KEY_CHARS = 200
 MAX_PROMPT_CHARS = 4000
 MAX_PARAMS_BYTES = 8000

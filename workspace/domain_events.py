@@ -1,0 +1,69 @@
+"""What the workspace app tells the apps above it, and what it asks of them (DESIGN §1: it never imports them).
+
+Events: published with lomote.kernel.domain_events.publish inside the publisher's transaction, so a subscriber's
+reaction commits or rolls back with the change. Subscribe with these constants, never with the strings.
+
+Hooks: work workspace needs from a higher app (a model call, a billing check). The higher app installs its
+function at start-up, from its subscribers.install(); until it does, workspace falls back as each hook says.
+
+This module imports nothing from workspace, so any app may import it.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+# --- events ------------------------------------------------------------------------------------------------
+
+JOB_SETTLED = "generation.job_settled"
+"""A generation job reached a terminal status (succeeded, failed, timed_out), once per job.
+
+Payload: workspace_id, job_id, idempotency_key, status, task_id, turn_id, artifact_id, artifact_version_id.
+Published by workspace.services.jobs.job_event_apply while it holds the job, the target artifact and the
+workspace row. `artifact_id` is the artifact the result went to (or was to go to); `artifact_version_id` is set
+on success only."""
+
+FLOW_NODE_CLOSED = "flow.node_closed"
+"""A paid Flow node (a generation node) ended without submitting its job: skipped, or failed first.
+
+Payload: workspace_id, idempotency_key (the node's job key, under which its money was held).
+Published by workspace.flows.runner in the transaction that ended the node."""
+
+ARTIFACT_VERSION_ADDED = "artifact.version_added"
+"""An artifact got a new version on top of its current one (not its version 1: nothing was made from it yet).
+
+Payload: workspace_id, artifact_id, version (the new version's number).
+Published by workspace.services.artifacts.artifact_version_add, holding the artifact lock, after the version,
+its event and its change notices are written."""
+
+# --- hooks -------------------------------------------------------------------------------------------------
+
+TextHook = Callable[[dict[str, Any], str], dict[str, Any] | None]  # (preset, prompt) → {"text", "model"}
+ChooseHook = Callable[[dict[str, Any], str, dict[str, str]], dict[str, Any] | None]  # → {"choice", "model"}
+_hooks: dict[str, Callable | None] = {"text": None, "choose": None}
+# (workspace_id, job key) → whether money is held for that key.
+SpendCheck = Callable[[int, str], bool]
+_spend_check: list[SpendCheck] = []
+
+
+def text_hooks_install(*, generate: TextHook | None, choose: ChooseHook | None) -> None:
+    """Install the model calls of Flow text and router nodes (agents does). Without one, or when it returns
+    None (e.g. a preset without a model lease), the node uses its offline stand-in."""
+    _hooks["text"], _hooks["choose"] = generate, choose
+
+
+def text_hook() -> TextHook | None:
+    return _hooks["text"]
+
+
+def choose_hook() -> ChooseHook | None:
+    return _hooks["choose"]
+
+
+def spend_check_install(check: SpendCheck) -> None:
+    """Install the check a paid Flow node makes before it submits its job (billing does)."""
+    _spend_check[:] = [check]
+
+
+def money_held(workspace_id: int, job_key: str) -> bool:
+    """Whether money is held for this job key. Fails closed: False while no check is installed."""
+    return bool(_spend_check) and _spend_check[0](workspace_id, job_key)
