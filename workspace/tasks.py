@@ -1,5 +1,6 @@
 """django-q2 jobs of the workspace app. Thin: they carry ids and call a service."""
 
+from workspace.flows import runner
 from workspace.services.jobs import job_work
 
 
@@ -10,13 +11,9 @@ def generation_work(job_id: int) -> str:
 
 def flow_node_work(node_run_id: int) -> str:
     """Run one node of a Flow run (workspace/flows/runner.py)."""
-    from workspace.flows.runner import flow_node_work as work
-
-    return work(node_run_id)
+    return runner.flow_node_work(node_run_id)
 
 
 def flow_node_settle(node_run_id: int) -> str:
     """Record a Flow generation node's settled job (workspace/flows/runner.py)."""
-    from workspace.flows.runner import flow_node_settle as settle
-
-    return settle(node_run_id)
+    return runner.flow_node_settle(node_run_id)

@@ -36,14 +36,14 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
+from django_q.models import Task
+from django_q.tasks import async_task
 
 from lomote.kernel.exceptions import DomainError, InvalidInput
-
-if TYPE_CHECKING:
-    from workspace.models import GenerationJob
+from workspace.models import GenerationJob
 
 
 class GenerationError(DomainError):
@@ -142,7 +142,7 @@ class GenerationProvider(ABC):
             )
 
     @abstractmethod
-    def submit(self, job: "GenerationJob") -> str:
+    def submit(self, job: GenerationJob) -> str:
         """Start the job upstream; return the upstream id. Runs outside any transaction (see module doc)."""
 
     @abstractmethod
@@ -166,9 +166,7 @@ class WorkerProvider(GenerationProvider):
         # Past the point where its worker could still be running: queue wait, then the q job's hard timeout.
         return settings.LOMOTE_TASK_TIMEOUTS["generation"] + settings.LOMOTE_QUEUE_WAIT_MARGIN + 60
 
-    def submit(self, job: "GenerationJob") -> str:
-        from django_q.tasks import async_task
-
+    def submit(self, job: GenerationJob) -> str:
         try:
             return async_task(
                 "workspace.tasks.generation_work",
@@ -182,13 +180,11 @@ class WorkerProvider(GenerationProvider):
 
     def poll(self, upstream_id: str) -> Report | None:
         """A django-q job that died with an error is reported failed; otherwise the worker reports itself."""
-        from django_q.models import Task
-
         task = Task.objects.filter(id=upstream_id).only("success").first()
         if task is not None and not task.success:
             return Report(status="failed", error={"code": "worker_failed", "message": "The generation worker failed."})
         return None
 
     @abstractmethod
-    def work(self, job: "GenerationJob", report: ReportFn) -> None:
+    def work(self, job: GenerationJob, report: ReportFn) -> None:
         """Do the job, reporting progress and finally success (with the output) or failure through `report`."""

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from lomote.kernel.exceptions import InvalidInput
 from lomote.kernel.registry import Registry
 from workspace.providers.base import GenerationProvider
+from workspace.providers.procedural import ProceduralProvider
 
 Factory = Callable[[], GenerationProvider]
 
@@ -53,18 +54,13 @@ def override(name: str, provider: GenerationProvider) -> Iterator[GenerationProv
 # --- explicit registration: one line per provider module --------------------------------------------------
 
 
-def _procedural() -> GenerationProvider:
-    from workspace.providers.procedural import ProceduralProvider
-
-    return ProceduralProvider()
-
-
 def _openai_images() -> GenerationProvider:
-    # Imported on use: the SDK is heavy and offline installs never need it.
+    # Imported on use, deliberately: the openai SDK takes about half a second to import, and only a deployment
+    # that names this provider needs it.
     from workspace.providers.openai_images import OpenAIImagesProvider
 
     return OpenAIImagesProvider.from_settings()
 
 
-register("procedural", _procedural)
+register("procedural", ProceduralProvider)
 register("openai_images", _openai_images)

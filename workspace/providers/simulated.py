@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import connections
 
-from workspace.providers.base import GenerationProvider, Report, SubmissionRejected, SubmissionUncertain
+from workspace.providers.base import GenerationProvider, Output, Report, SubmissionRejected, SubmissionUncertain
+from workspace.providers.procedural import render
 from workspace.webhooks import sign
 
 Deliver = Callable[[dict[str, str], bytes], int]
@@ -187,8 +189,6 @@ class SimulatedUpstream(GenerationProvider):
         return not isinstance(self.lose, str) and index in set(self.lose)
 
     def _run_later(self, upstream_id: str) -> None:
-        from django.db import connections
-
         try:
             for _ in range(len(self.jobs[upstream_id].timeline)):
                 time.sleep(self.latency)
@@ -227,8 +227,6 @@ def _post(url: str, headers: dict[str, str], body: bytes) -> int:
 
 
 def _result(job) -> dict[str, Any]:
-    from workspace.providers.procedural import render
-
     size = {"width": 64, "height": 64} if job.kind != "3d" else {}
     if job.kind == "video":
         size["frames"] = 3
@@ -236,8 +234,6 @@ def _result(job) -> dict[str, Any]:
 
 
 def _report(step: dict[str, Any]) -> Report:
-    from workspace.providers.base import Output
-
     result = step.get("result")
     return Report(
         status=step["status"],
