@@ -9,11 +9,10 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from agents import selectors, serializers
+from agents.main import messages as main_services
 from agents.models import CardStatus, TaskKind, TaskStatus
-from agents.services import cards as card_services
 from agents.services import flow_runs as flow_run_services
 from agents.services import inbox as inbox_services
-from agents.services import main as main_services
 from agents.services import task_settings as settings_services
 from agents.services import tasks as task_services
 from lomote.kernel.pagination import CursorlessPagination
@@ -220,7 +219,7 @@ class CardActionApi(WorkspaceApi):
     def post(self, request, workspace_id, card_id):
         access = self.access().require(Role.EDITOR)
         data = validated(serializers.CardActionIn, request.data)
-        card_services.card_act(access=access, card_id=card_id, **data)
+        main_services.main_card_act(access=access, card_id=card_id, **data)
         return Response(serializers.CardOut(selectors.card_get(access=access, card_id=card_id)).data)
 
 

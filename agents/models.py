@@ -1,7 +1,7 @@
 """Tasks and the durable runtime's log (DESIGN §3): turns, steps, tool calls, inbox, model leases.
 
 The log is append-only and keyed by (turn, step, index); state is derived from it, never re-serialised whole.
-Every write a worker makes is fenced on (turn, generation) — see agents/runtime/fencing.py.
+Every write a worker makes is fenced on (turn, generation) — see agents/fencing.py.
 """
 
 import json

@@ -1,6 +1,6 @@
 """Reads for tasks, their inboxes and their execution log. Every read is scoped to the caller's workspace."""
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from agents.models import (
@@ -16,6 +16,7 @@ from agents.models import (
     Turn,
 )
 from lomote.kernel.exceptions import NotFound
+from workspace.models import Membership, Role
 from workspace.selectors import Access
 
 
@@ -123,3 +124,34 @@ def card_get(*, access: Access, card_id: int) -> Card:
     if card is None:
         raise NotFound("Card not found.")
     return card
+
+
+# --- the role a task acts with (read at every tool execution, DESIGN §5) ------------------------------------
+
+
+def task_role(task: Task) -> str:
+    """The role the task acts with: its creator's current role in the task's workspace.
+
+    Read at every execution, so a demotion or a departure takes effect at the next call. A task with no
+    creator, or whose creator left the workspace, acts as a viewer.
+    """
+    if task.created_by_id is None:
+        return Role.VIEWER
+    role = (
+        Membership.objects.filter(workspace_id=task.workspace_id, user_id=task.created_by_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+    return role or Role.VIEWER
+
+
+def task_permissions(task_id: int) -> dict:
+    """The task's permissions as stored; a task that no longer exists is allowed nothing."""
+    permissions = Task.objects.filter(pk=task_id).values_list("permissions", flat=True).first()
+    return permissions if isinstance(permissions, dict) else {}
+
+
+def with_acting_role(tasks):
+    """Annotate each task with `acting_role`, the same answer as task_role, in the same query."""
+    creator_role = Membership.objects.filter(workspace_id=OuterRef("workspace_id"), user_id=OuterRef("created_by_id"))
+    return tasks.annotate(acting_role=Coalesce(Subquery(creator_role.values("role")[:1]), Value(Role.VIEWER.value)))

@@ -1,13 +1,25 @@
-"""Reactions to lower apps' domain events (lomote.kernel.domain_events), registered in AgentsConfig.ready().
+"""Every reaction of agents to something that happened elsewhere, in one list (`install`, from AgentsConfig.ready).
+
+- a generation job settled (workspace) → the task waiting on it wakes (wakeups.task_job_settled);
+- spending was approved (billing) → the task waiting for that approval wakes (wakeups.task_spending_approved);
+- a task's title, brief or summary was saved → the Router's search row for it follows (task_index);
+- a Flow node calls a model (workspace asks through its text hooks) → the model providers answer (flow_nodes).
 
 Publishers hold their own locks (the job, the workspace row) when they publish, and task writers lock the
-task first; so the reaction runs after the publisher's commit, in its own transaction. If the process dies
-in between, the watchdog finds the task waiting on settled jobs and does the same, once.
+task first; so the wake-ups run after the publisher's commit, in their own transaction. If the process dies
+in between, the watchdog finds the task waiting on settled jobs or granted approvals and does the same, once.
 """
 
 from django.db import transaction
+from django.db.models.signals import post_save
 
-from agents.services.job_results import task_job_settled, task_spending_approved
+from agents.models import Task
+from agents.providers import flow_nodes
+from agents.services.task_index import on_task_saved
+from agents.services.wakeups import task_job_settled, task_spending_approved
+from billing.domain_events import APPROVAL_GRANTED
+from lomote.kernel import domain_events
+from workspace.domain_events import JOB_SETTLED, text_hooks_install
 
 
 def on_job_settled(*, job_id: int, task_id: int | None = None, **_) -> None:
@@ -18,3 +30,12 @@ def on_job_settled(*, job_id: int, task_id: int | None = None, **_) -> None:
 def on_approval_granted(*, task_id: int | None = None, **_) -> None:
     if task_id is not None:
         transaction.on_commit(lambda: task_spending_approved(task_id=task_id))
+
+
+def install() -> None:
+    domain_events.subscribe(JOB_SETTLED)(on_job_settled)
+    domain_events.subscribe(APPROVAL_GRANTED)(on_approval_granted)
+    # A Django signal, kept deliberately: it follows every save of those fields, the admin's included, and
+    # saves naming only other fields (the runtime's status moves) return at once.
+    post_save.connect(on_task_saved, sender=Task, dispatch_uid="agents.task_index")
+    text_hooks_install(generate=flow_nodes.generate, choose=flow_nodes.choose)

@@ -277,8 +277,8 @@ class LomoteBench:
     def __init__(self, steps: int):
         from django.contrib.auth import get_user_model
 
+        import agents.queue as queue
         import agents.runtime.loop as loop
-        import agents.runtime.queue as queue
         from agents.providers.base import ModelResponse, ToolCallIntent, Usage
         from agents.tools import registry as tool_registry
         from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult

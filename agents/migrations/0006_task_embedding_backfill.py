@@ -8,7 +8,7 @@ BATCH = 500
 
 def backfill(apps, schema_editor):
     # Only the pure text functions are imported: they take strings, never the current models.
-    from agents.services.language import fold
+    from agents.language import fold
     from agents.services.task_index import DOCUMENT_CHARS, embed
 
     Task = apps.get_model("agents", "Task")

@@ -22,6 +22,7 @@ from django.conf import settings
 from agents.exceptions import ModelConfigError, ModelError
 from agents.models import ProviderKind, ProviderSecret
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
+from agents.secrets import secret_reveal
 
 logger = logging.getLogger(__name__)
 
@@ -142,8 +143,6 @@ class OpenAICompatProvider:
 
     def _get_client(self) -> openai.OpenAI:
         if self._client is None:
-            from agents.secrets import secret_reveal
-
             api_key = secret_reveal(self._secret) if self._secret is not None else KEYLESS_PLACEHOLDER
             self._client = openai.OpenAI(
                 api_key=api_key,

@@ -15,6 +15,7 @@ from typing import Any
 from agents.exceptions import ModelConfigError
 from agents.models import ProviderKind
 from agents.providers.base import ModelProvider
+from agents.providers.scripted import ScriptedPlanner
 from lomote.kernel.registry import Registry
 
 Factory = Callable[[Any], ModelProvider]  # called with a ModelLease (or anything with its fields)
@@ -55,8 +56,6 @@ def override(kind: str, provider: ModelProvider) -> Iterator[ModelProvider]:
 
 
 def _scripted(lease: Any) -> ModelProvider:
-    from agents.providers.scripted import ScriptedPlanner
-
     return ScriptedPlanner.for_lease(lease)
 
 

@@ -1,6 +1,6 @@
 """Lomote's scripted Router: the default offline routing model. Deterministic rules, not an LLM — and it says so.
 
-It answers the Router's request (agents/services/router.py) like a model would, with one `route_message`
+It answers the Router's request (agents/main/router.py) like a model would, with one `route_message`
 tool call, reading only what a model is given: the message, the bounded task index and, in the duplicate
 phase, the closest in-progress tasks. Same request, same decision.
 
@@ -24,8 +24,8 @@ import math
 import re
 from typing import Any
 
+from agents.language import STOP_WORDS, content_terms, fold, words
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
-from agents.services.language import STOP_WORDS, content_terms, fold, words
 
 MODEL_NAME = "lomote-scripted-router-1"
 

@@ -13,14 +13,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.exceptions import Fenced
+from agents.fencing import fence
 from agents.models import Autonomy, ChecklistStatus, InboxStatus, Task, TaskStatus, Turn, TurnStatus
-from agents.runtime.fencing import fence
-from agents.runtime.queue import enqueue_turn
+from agents.queue import enqueue_turn
 from agents.services.cards import card_open_for_wait, card_open_safety_net, card_open_to_continue, checkpoint_unasked
-from agents.services.job_results import decide_after_jobs
 from agents.services.summaries import task_summary_write
 from agents.services.task_status import task_status_set
 from agents.services.turns import turn_start
+from agents.services.wakeups import decide_after_jobs
 from agents.transitions import turn_move
 from workspace.services.events import event_append
 

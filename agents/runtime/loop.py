@@ -21,14 +21,14 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from agents.exceptions import Fenced, ModelError
+from agents.fencing import fence_turn, lease_renew
+from agents.leases import lease_claim
 from agents.locks import inbox_qs_for_update
 from agents.models import InboxMessage, InboxStatus, ModelLease, Step, Task, ToolCall, Turn, TurnStatus
 from agents.providers.base import ModelProvider, ModelResponse
 from agents.providers.registry import provider_for_lease
 from agents.runtime import cycle
 from agents.runtime.context import History, context_build
-from agents.runtime.fencing import fence_turn, lease_renew
-from agents.runtime.leases import lease_claim
 from agents.runtime.toolexec import RunContext, calls_run
 from agents.tools.registry import tool_get
 from workspace.services.events import event_append

@@ -18,11 +18,12 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from agents.exceptions import Fenced, ToolError
+from agents.fencing import fence_task, fence_turn
 from agents.models import Autonomy, Task, ToolCall, ToolCallStatus, Turn
-from agents.runtime.fencing import fence_task, fence_turn
+from agents.selectors import with_acting_role
 from agents.services.cards import card_gate_call
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from agents.tools.permissions import check_tool_permission, with_acting_role
+from agents.tools.permissions import check_tool_permission
 from agents.tools.registry import tool_get
 from agents.transitions import tool_call_move_check, tool_call_sources
 from workspace.services.events import event_append

@@ -29,15 +29,15 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
-from agents.runtime.queue import enqueue_turn
-from agents.services.job_results import (
+from agents.queue import enqueue_turn
+from agents.services.task_status import task_status_set
+from agents.services.turns import turn_start
+from agents.services.wakeups import (
     task_job_settled,
     task_spending_approved,
     tasks_waiting_on_granted_approval,
     tasks_waiting_on_settled_jobs,
 )
-from agents.services.task_status import task_status_set
-from agents.services.turns import turn_start
 from agents.transitions import turn_move
 from billing.services.orders import orders_release_orphaned
 from workspace.services.events import event_append

@@ -1,4 +1,6 @@
-"""Cards: the decisions shown to a person, kept as persisted state (DESIGN §5, seed §8.3).
+"""Cards: the decisions shown to a person, kept as persisted state (DESIGN §5, seed §8.3). This module opens,
+withdraws and resolves them and gates calls on them; what a person's action does is card_actions.py, and
+the Router's clarification cards belong to Main (agents/main/messages.py).
 
 A card is opened by the runtime, never by what a model wrote:
 - when a turn suspends for a person (`ask_user` → a choice or confirm card) or for a spending approval
@@ -8,10 +10,7 @@ A card is opened by the runtime, never by what a model wrote:
 - before an irreversible tool call (always), or a paid one under "ask": the confirmation is for exactly
   that tool with exactly those arguments, and one confirmation lets one call run.
 
-A card is resolved once, by one person's (or, except for money and irreversible operations, one editor
-key's) recorded action, under the card's row lock. The answer reaches the task's inbox and starts its next
-turn: the person never has to type "continue". Approving spending grants a budget through billing — the only
-source of spending authority — and the task wakes through billing's approval reaction, like any approval.
+A card is resolved once (`card_resolve`, under the card's row lock), by one recorded action.
 """
 
 import hashlib
@@ -22,27 +21,21 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agents.locks import card_qs_for_update, task_qs_for_update
+from agents.locks import card_qs_for_update
 from agents.models import (
-    RUNTIME_NOTE,
     Autonomy,
     Card,
     CardKind,
     CardStatus,
     ChecklistItem,
     ChecklistStatus,
-    InboxMessage,
     Task,
     TaskStatus,
     Turn,
 )
-from agents.services.inbox import message_post
 from agents.services.task_status import task_status_set
 from agents.transitions import card_move, card_sources
 from billing.models import Approval
-from billing.services.approvals import approval_grant
-from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
-from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append
 
@@ -85,13 +78,18 @@ class QuoteHandler(Protocol):
 QUOTE_HANDLERS: dict[str, QuoteHandler] = {}
 
 
-def _handler(card: Card) -> QuoteHandler | None:
+def quote_handler(card: Card) -> QuoteHandler | None:
     return QUOTE_HANDLERS.get(card.payload.get("source", "")) if card.kind == CardKind.QUOTE else None
 
 
 def _allowed(card: Card) -> tuple[str, ...]:
-    handler = _handler(card)
+    handler = quote_handler(card)
     return handler.actions if handler is not None else ACTIONS.get(card.kind, ())
+
+
+def card_allowed_actions(card: Card) -> tuple[str, ...]:
+    """What the card's kind (or its quote handler) accepts, whatever its status."""
+    return _allowed(card)
 
 
 def card_actions(card: Card) -> tuple[str, ...]:
@@ -99,7 +97,7 @@ def card_actions(card: Card) -> tuple[str, ...]:
     return _allowed(card) if card.status == CardStatus.OPEN else ()
 
 
-def _card_data(card: Card) -> dict[str, Any]:
+def card_data(card: Card) -> dict[str, Any]:
     return {
         "card": card.pk,
         "task": card.task_id,
@@ -118,7 +116,7 @@ def _title(text: str) -> str:
 # --- opening ----------------------------------------------------------------------------------------------
 
 
-def _open(
+def card_open(
     task: Task | None,
     *,
     kind: str,
@@ -149,7 +147,7 @@ def _open(
         options=options or [],
         payload=payload,
     )
-    event_append(workspace_id=workspace_id, kind="card.opened", data=_card_data(card))
+    event_append(workspace_id=workspace_id, kind="card.opened", data=card_data(card))
     return card
 
 
@@ -160,7 +158,7 @@ def card_open_quote(
     task, if any, is locked by the caller; its earlier cards stay (this is not a new question to it)."""
     handler = QUOTE_HANDLERS[payload["source"]]
     options = [o for o in QUOTE_OPTIONS if o["id"] in handler.actions]
-    return _open(
+    return card_open(
         task,
         kind=CardKind.QUOTE,
         title=title,
@@ -188,7 +186,7 @@ def cards_withdraw(task: Task, *, reason: str, keep_turn: Turn | None = None) ->
         card_move(card, CardStatus.CANCELLED)
         card.resolved_at, card.resolution = timezone.now(), {"withdrawn": reason}
         card.save(update_fields=["status", "resolved_at", "resolution"])
-        event_append(workspace_id=task.workspace_id, kind="card.cancelled", data={**_card_data(card), "reason": reason})
+        event_append(workspace_id=task.workspace_id, kind="card.cancelled", data={**card_data(card), "reason": reason})
     return withdrawn
 
 
@@ -215,7 +213,7 @@ def card_open_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | 
         options = [{"id": str(n), "label": label} for n, label in enumerate(labels, start=1)]
         item = _current_item(task)
         link = _item_link(item) if item is not None and item.needs_confirmation else {}
-        return _open(
+        return card_open(
             task,
             kind=CardKind.CHOICE if options else CardKind.CONFIRM,
             title=question,
@@ -231,7 +229,7 @@ def card_open_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | 
         body = f"{items} × {operation} at {per_item} credits each, {amount} credits in all."
         if reasons:
             body += f" A person's approval is needed because of: {', '.join(map(str, reasons))}."
-        return _open(
+        return card_open(
             task,
             kind=CardKind.QUOTE,
             title=f"Approve {amount} credits for {operation}",
@@ -275,7 +273,7 @@ def checkpoint_unasked(task: Task) -> ChecklistItem | None:
 
 def card_open_safety_net(task: Task, item: ChecklistItem, *, turn: Turn | None = None) -> Card:
     """The model stopped at a checkpoint without asking: the runtime asks for it (the task row is locked)."""
-    return _open(
+    return card_open(
         task,
         kind=CardKind.CONFIRM,
         title=f"Confirm before the agent goes on: {item.title}",
@@ -290,7 +288,7 @@ def card_open_to_continue(task: Task, *, turn: Turn | None = None) -> Card:
     """Autonomy "ask": instead of continuing by itself, the task asks whether to go on (task row locked)."""
     item = _current_item(task)
     title = f"Continue with: {item.title}?" if item is not None else "Continue with the next step?"
-    return _open(
+    return card_open(
         task,
         kind=CardKind.CONFIRM,
         title=title,
@@ -353,7 +351,7 @@ def card_gate_call(
                 title, reason = f"Confirm {tool} — it cannot be undone", "irreversible"
             else:
                 title, reason = f"Confirm the paid step {tool}", "autonomy_ask"
-            open_card = _open(
+            open_card = card_open(
                 task,
                 kind=CardKind.CONFIRM,
                 title=title,
@@ -373,201 +371,19 @@ def card_gate_call(
     return {"type": "person", "card": open_card.pk, "call": call_id, "reason": open_card.payload.get("reason")}
 
 
-# --- acting -----------------------------------------------------------------------------------------------
+def card_resolve(card: Card, *, resolution: dict[str, Any], by: str, user=None, option: str | None = None) -> Card:
+    """Resolve an open card (its row locked by the caller) with the recorded `resolution`, once, and publish it.
 
-
-def _locked(*, access: Access, card_id: int) -> tuple[Card, Task | None]:
-    """The card and its task, locked in the agents' order (task, then card). NotFound outside the workspace."""
-    row = Card.objects.filter(pk=card_id, workspace=access.workspace).values("task_id").first()
-    if row is None:
-        raise NotFound("Card not found.")
-    task = task_qs_for_update().filter(pk=row["task_id"]).first() if row["task_id"] else None
-    card = card_qs_for_update().get(pk=card_id)
-    return card, task
-
-
-def _needs_person(card: Card, action: str) -> bool:
-    """Money and irreversible operations are authorised only by a person's own action, never by a key."""
-    return action == "approve" or (action == "confirm" and card.payload.get("reason") == "irreversible")
-
-
-def check_card_action(
-    *,
-    access: Access,
-    card: Card,
-    task: Task | None,
-    action: str,
-    option: str | None,
-    text: str | None,
-    budget: int | None,
-) -> None:
-    """Validate and authorise an action on a locked card; raise the error the caller should see."""
-    allowed = _allowed(card)
-    if action not in allowed and not (action == ANSWER and card.kind in (CardKind.CONFIRM, CardKind.CHOICE)):
-        raise InvalidInput(
-            f"A {card.kind} card takes {', '.join(allowed)}; not {action!r}.",
-            code="invalid_action",
-            details={"allowed": list(allowed), "action": action},
-        )
-    if action == "choose" and option not in {o.get("id") for o in card.options}:
-        raise InvalidInput(
-            "Choose one of the card's options.",
-            code="invalid_option",
-            details={"options": [o.get("id") for o in card.options], "option": option},
-        )
-    if action in ("adjust", ANSWER) and not (text and text.strip()):
-        raise InvalidInput("Say what to change.", code="text_required", details={"action": action})
-    if budget is not None and action != "approve":
-        raise InvalidInput("A budget goes only with approve.", code="invalid", details={"action": action})
-    if _needs_person(card, action) and (access.user is None or access.api_key is not None):
-        raise PermissionDenied(
-            "Only a person can approve spending or confirm an irreversible operation; API keys cannot.",
-            code="person_required",
-            details={"required": "person", "action": action},
-        )
-    if task is not None and task.status == TaskStatus.CANCELLED:
-        raise Conflict("This card's task was cancelled.", code="task_cancelled", details={"task": task.pk})
-    if card.status != CardStatus.OPEN:
-        raise Conflict(
-            "This card was already resolved." if card.status == CardStatus.RESOLVED else "This card was withdrawn.",
-            code="card_resolved" if card.status == CardStatus.RESOLVED else "card_cancelled",
-            details={"status": card.status, "resolution": card.resolution},
-        )
-
-
-@transaction.atomic
-def card_act(
-    *,
-    access: Access,
-    card_id: int,
-    action: str,
-    option: str | None = None,
-    text: str | None = None,
-    budget: int | None = None,
-) -> Card:
-    """Resolve an open card with one action: confirm, adjust (text), choose (option), approve or decline.
-
-    Exactly once: the card row is locked, and a resolved card answers 409 `card_resolved`. The answer goes to
-    the task's inbox and starts its next turn; `approve` grants the task a budget (the quote's amount, or
-    `budget`) through billing and wakes it; `decline` stops a task waiting for that spending, and the model
-    reads why at its next turn. Editors and owners; `approve` and irreversible confirmations by a person only.
+    The one place a card becomes resolved: a person's action on a task's card (card_actions.py) and Main's
+    clarification answers both end here.
     """
-    access.require(Role.EDITOR)
-    card, task = _locked(access=access, card_id=card_id)
-    check_card_action(access=access, card=card, task=task, action=action, option=option, text=text, budget=budget)
-    if card.kind == CardKind.CLARIFY and task is None:
-        # The Router's clarification: choosing routes the person's original message (agents.services.main).
-        from agents.services.main import main_clarification_apply
-
-        main_clarification_apply(access=access, card_id=card.pk, option_id=option)
-        card.refresh_from_db()
-        return card
-    resolution: dict[str, Any] = {"action": action, "by": access.actor}
-    if action == "choose":
-        resolution.update(option=option, label=next(o.get("label") for o in card.options if o.get("id") == option))
-    if text:
-        resolution["text"] = text.strip()
-    handler = _handler(card)
-    if action == "approve" and handler is not None:
-        if budget is not None and budget != card.payload.get("amount"):
-            raise InvalidInput(
-                "This spending is approved at its quoted amount.",
-                code="invalid",
-                details={"amount": card.payload.get("amount"), "budget": budget},
-            )
-        approval = handler.approve(access=access, card=card)
-        resolution.update(approval=approval.pk, budget=approval.amount)
-    elif action == "approve" and "api_request" in card.payload.get("reasons", []) and budget is None:
-        # Work asked through the API is approved step by step: this approves exactly the quoted step.
-        approval = approval_grant(access=access, quote_id=card.payload["quote"])
-        resolution.update(approval=approval.pk, budget=approval.amount)
-    elif action == "approve":
-        amount = budget if budget is not None else card.payload.get("amount")
-        approval = approval_grant(access=access, task_id=task.pk if task else None, budget=amount)
-        resolution.update(approval=approval.pk, budget=approval.amount)
-    if action == "decline" and handler is not None:
-        handler.decline(access=access, card=card)
     card_move(card, CardStatus.RESOLVED)
     card.resolution = resolution
-    card.resolved_by, card.resolved_at = access.user, timezone.now()
+    card.resolved_by, card.resolved_at = user, timezone.now()
     card.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])
     event_append(
         workspace_id=card.workspace_id,
         kind="card.resolved",
-        data={**_card_data(card), "action": action, "option": option, "by": access.actor},
+        data={**card_data(card), "action": resolution["action"], "option": option, "by": by},
     )
-    if task is None:
-        return card
-    _deliver(access=access, card=card, task=task)
     return card
-
-
-def _deliver(*, access: Access, card: Card, task: Task) -> None:
-    """Carry the resolution to the task (locked): a person acted, so the auto-continuation count restarts."""
-    action = card.resolution["action"]
-    task.auto_turns = 0
-    task.save(update_fields=["auto_turns"])
-    if action == "approve":
-        _note(
-            task,
-            f"[card {card.pk}] The person approved a budget of {card.resolution['budget']} credits "
-            f"for {card.payload.get('operation') or 'this plan'}. Go on with the plan.",
-        )
-        # The task wakes the way every approval wakes it — billing's approval_granted reaction, after commit
-        # (and the watchdog's sweep if that reaction is lost) — never by a second path of its own.
-        return
-    if action == "decline":
-        _note(
-            task,
-            f"[card {card.pk}] The person declined spending {card.payload.get('amount')} credits for "
-            f"{card.payload.get('operation')}. Nothing was spent. Do not try it again; ask what they want instead.",
-        )
-        if task.status == TaskStatus.WAITING and task.waiting_for.get("type") == "approval":
-            task_status_set(task, TaskStatus.IDLE, reason="spending_declined", waiting_for={})
-        return
-    message_post(access=access, task_id=task.pk, text=_answer_text(card))
-
-
-def _answer_text(card: Card) -> str:
-    """What the model reads in the task's inbox: the card it answers, and the person's decision."""
-    resolution = card.resolution
-    action, note = resolution["action"], resolution.get("text", "")
-    about = f"[card {card.pk}: {card.title}]"
-    if action == "choose":
-        return f"{about} The person chose: {resolution['label']}." + (f" {note}" if note else "")
-    if action == ANSWER:
-        return f"{about} The person answered: {note}"
-    if action == "adjust":
-        return f"{about} The person asked for changes: {note}"
-    if card.payload.get("source") == "confirm_call":
-        return f"{about} The person confirmed. Call {card.payload.get('tool')} again with the same arguments to run it."
-    return f"{about} The person confirmed; go on." + (f" {note}" if note else "")
-
-
-def _note(task: Task, text: str) -> InboxMessage:
-    """A runtime note for the model: read at the task's next turn, never a reason to start one."""
-    message = InboxMessage.objects.create(task=task, source=RUNTIME_NOTE, text=text)
-    event_append(
-        workspace_id=task.workspace_id,
-        kind="inbox.posted",
-        data={"task": task.pk, "message": message.pk, "status": message.status, "source": RUNTIME_NOTE},
-    )
-    return message
-
-
-def card_reply(*, access: Access, card_id: int, text: str) -> Card:
-    """A free-text reply to a card (the Main entry point's `card` target).
-
-    Typing one of a choice card's options chooses it; any other reply is the person's answer (an `adjust` for
-    a quote card: typed text never approves spending — only the approve action does).
-    """
-    card = Card.objects.filter(pk=card_id, workspace=access.workspace).only("kind", "options").first()
-    if card is None:
-        raise NotFound("Card not found.")
-    typed = " ".join(text.split()).casefold()
-    if card.kind in (CardKind.CHOICE, CardKind.CLARIFY):
-        for option in card.options:
-            if typed in (str(option.get("label", "")).casefold(), str(option.get("id", "")).casefold()):
-                return card_act(access=access, card_id=card_id, action="choose", option=option.get("id"))
-    action = "adjust" if card.kind == CardKind.QUOTE else ANSWER
-    return card_act(access=access, card_id=card_id, action=action, text=text)

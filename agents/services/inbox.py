@@ -6,14 +6,18 @@ recorded. Until then it may be withdrawn or replaced; after, it is part of the h
 
 from django.db import transaction
 
-from agents.locks import inbox_qs_for_update
+from agents.locks import inbox_qs_for_update, task_locked
 from agents.models import InboxMessage, InboxStatus, TaskStatus
-from agents.services.tasks import _source, task_locked
 from agents.services.turns import turn_start
 from lomote.kernel.exceptions import Conflict, NotFound
 from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append
+
+
+def message_source(access: Access) -> str:
+    """Who a message from this caller comes from: a person, or an integrator's API key."""
+    return "api_key" if access.api_key is not None else "person"
 
 
 def _message_data(message: InboxMessage) -> dict:
@@ -28,7 +32,7 @@ def message_post(*, access: Access, task_id: int, text: str) -> InboxMessage:
         raise Conflict("This task was cancelled; it takes no more messages.", code="task_cancelled")
     if task.is_archived:
         raise Conflict("This task is archived; unarchive it to send it a message.", code="task_archived")
-    message = InboxMessage.objects.create(task=task, author=access.user, source=_source(access), text=text)
+    message = InboxMessage.objects.create(task=task, author=access.user, source=message_source(access), text=text)
     event_append(workspace_id=task.workspace_id, kind="inbox.posted", data=_message_data(message))
     if task.status != TaskStatus.PAUSED:
         turn_start(task=task, trigger="message")  # no-op when a turn is active: it reads the inbox next
@@ -65,6 +69,8 @@ def message_replace(*, access: Access, task_id: int, message_id: int, text: str)
     task, old = _pending_locked(access=access, task_id=task_id, message_id=message_id)
     old.status = InboxStatus.REPLACED
     old.save(update_fields=["status"])
-    new = InboxMessage.objects.create(task=task, author=access.user, source=_source(access), text=text, replaces=old)
+    new = InboxMessage.objects.create(
+        task=task, author=access.user, source=message_source(access), text=text, replaces=old
+    )
     event_append(workspace_id=task.workspace_id, kind="inbox.replaced", data={**_message_data(new), "replaces": old.pk})
     return new

@@ -31,8 +31,8 @@ from django.db.models import Count, F, FloatField, IntegerField, OuterRef, Q, Su
 from django.db.models.expressions import Case, RawSQL, When
 from django.db.models.functions import Coalesce, RowNumber
 
+from agents.language import content_terms, fold
 from agents.models import ChecklistItem, ChecklistStatus, Task, TaskEmbedding, TaskStatus
-from agents.services.language import content_terms, fold
 from workspace.models import GenerationJob
 from workspace.selectors import artifact_list
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.db import transaction
 
+from agents.locks import task_locked
 from agents.models import PERMISSION_DOMAINS, Autonomy, Task, TaskStatus
-from agents.services.tasks import task_locked
 from lomote.kernel.exceptions import Conflict, InvalidInput
 from workspace.models import Role
 from workspace.selectors import Access

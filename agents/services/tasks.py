@@ -3,7 +3,7 @@
 from django.db import transaction
 from django.utils import timezone
 
-from agents.locks import task_qs_for_update, turn_qs_for_update
+from agents.locks import task_locked, turn_qs_for_update
 from agents.models import (
     ACTIVE_TURN_STATUSES,
     ChecklistStatus,
@@ -14,21 +14,15 @@ from agents.models import (
     TaskStatus,
     TurnStatus,
 )
+from agents.services.cards import cards_withdraw
+from agents.services.inbox import message_source
 from agents.services.task_status import task_status_set
 from agents.services.turns import turn_start
 from agents.transitions import task_can_move, task_move, turn_move
-from lomote.kernel.exceptions import Conflict, NotFound
+from lomote.kernel.exceptions import Conflict
 from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append
-
-
-def task_locked(*, access: Access, task_id: int) -> Task:
-    """The task, locked, if it belongs to the caller's workspace; NotFound otherwise."""
-    task = task_qs_for_update().filter(pk=task_id, workspace=access.workspace).first()
-    if task is None:
-        raise NotFound("Task not found.")
-    return task
 
 
 @transaction.atomic
@@ -46,13 +40,9 @@ def task_create(
         data={"task": task.pk, "title": title, "kind": kind, "language": language, "by": access.actor},
     )
     if brief:
-        InboxMessage.objects.create(task=task, author=access.user, source=_source(access), text=brief)
+        InboxMessage.objects.create(task=task, author=access.user, source=message_source(access), text=brief)
         turn_start(task=task, trigger="created")
     return task
-
-
-def _source(access: Access) -> str:
-    return "api_key" if access.api_key is not None else "person"
 
 
 def _fence_out_active_turn(task: Task, to: str, reason: str) -> None:
@@ -81,9 +71,6 @@ def task_cancel(*, access: Access, task_id: int) -> Task:
         return task
     _fence_out_active_turn(task, TurnStatus.CANCELLED, "cancelled")
     task_status_set(task, TaskStatus.CANCELLED, reason="cancelled_by_person", waiting_for={})
-    # Imported here: the cards service imports the inbox, which imports this module.
-    from agents.services.cards import cards_withdraw
-
     cards_withdraw(task, reason="task_cancelled")
     return task
 

@@ -12,7 +12,7 @@ from agents.models import (
     TaskStatus,
     Turn,
 )
-from agents.runtime.queue import enqueue_turn
+from agents.queue import enqueue_turn
 from agents.services.task_status import task_status_set
 from workspace.services.events import event_append
 

@@ -10,8 +10,8 @@ from django.db import transaction
 from pydantic import Field
 
 from agents.exceptions import ToolError
+from agents.fencing import fence_task
 from agents.models import ChecklistItem, ChecklistStatus, InboxMessage
-from agents.runtime.fencing import fence_task
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from billing.exceptions import ConfirmationRequired
 from billing.selectors import budget_remaining, quote_approved_for, quote_open_for, spend_policy_get

@@ -5,29 +5,10 @@ against the role the task acts with right now — its creator's current membersh
 permissions the person gave the task (its allowed tool domains, whether irreversible tools may run at all).
 """
 
-from django.db.models import OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
-
 from agents.exceptions import ToolPermissionDenied
-from agents.models import Task
+from agents.selectors import task_permissions
 from agents.tools.base import BASE_DOMAIN, Tool, ToolContext
-from workspace.models import Membership, Role, role_at_least
-
-
-def task_role(task: Task) -> str:
-    """The role the task acts with: its creator's current role in the task's workspace.
-
-    Read at every execution, so a demotion or a departure takes effect at the next call. A task with no
-    creator, or whose creator left the workspace, acts as a viewer.
-    """
-    if task.created_by_id is None:
-        return Role.VIEWER
-    role = (
-        Membership.objects.filter(workspace_id=task.workspace_id, user_id=task.created_by_id)
-        .values_list("role", flat=True)
-        .first()
-    )
-    return role or Role.VIEWER
+from workspace.models import role_at_least
 
 
 def check_tool_permission(tool_cls: type[Tool], ctx: ToolContext) -> None:
@@ -63,15 +44,3 @@ def check_tool_permission(tool_cls: type[Tool], ctx: ToolContext) -> None:
             "can allow them in the task's settings (each one is still confirmed first).",
             details={"tool": tool_cls.name, "irreversible": True},
         )
-
-
-def task_permissions(task_id: int) -> dict:
-    """The task's permissions as stored; a task that no longer exists is allowed nothing."""
-    permissions = Task.objects.filter(pk=task_id).values_list("permissions", flat=True).first()
-    return permissions if isinstance(permissions, dict) else {}
-
-
-def with_acting_role(tasks):
-    """Annotate each task with `acting_role`, the same answer as task_role, in the same query."""
-    creator_role = Membership.objects.filter(workspace_id=OuterRef("workspace_id"), user_id=OuterRef("created_by_id"))
-    return tasks.annotate(acting_role=Coalesce(Subquery(creator_role.values("role")[:1]), Value(Role.VIEWER.value)))

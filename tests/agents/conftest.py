@@ -60,7 +60,7 @@ def tools():
 def no_enqueue(monkeypatch):
     """Record enqueues instead of sending them to django-q (the test drives the jobs itself)."""
     sent = []
-    monkeypatch.setattr("agents.runtime.queue._enqueue", lambda turn_id, gen: sent.append((turn_id, gen)))
+    monkeypatch.setattr("agents.queue._enqueue", lambda turn_id, gen: sent.append((turn_id, gen)))
     return sent
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
+from agents.main.messages import main_message_post
 from agents.models import InboxMessage, Task, TaskStatus
-from agents.services.main import main_message_post
 from workspace.models import Event
 from workspace.selectors import workspace_access
 

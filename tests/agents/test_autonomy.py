@@ -24,7 +24,7 @@ from agents.models import (
     ToolCallStatus,
 )
 from agents.runtime.loop import turn_run
-from agents.services.cards import card_act
+from agents.services.card_actions import card_act
 from agents.services.inbox import message_post
 from agents.services.task_settings import task_settings_update
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult

@@ -25,7 +25,7 @@ from agents.models import (
 )
 from agents.runtime.loop import turn_run
 from agents.runtime.watchdog import watchdog_sweep
-from agents.services.cards import card_act, card_reply
+from agents.services.card_actions import card_act, card_reply
 from agents.services.inbox import message_post
 from agents.services.tasks import task_cancel
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
@@ -289,7 +289,7 @@ def test_it_opens_a_quote_card_and_approving_it_wakes_the_task_which_generates(
 @pytest.fixture
 def wake_calls(monkeypatch):
     """Every attempt to wake a task for an approval, by whichever path, and what it returned."""
-    import agents.services.job_results as results
+    import agents.services.wakeups as results
 
     calls, real = [], results.task_spending_approved
 

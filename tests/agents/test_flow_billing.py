@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from agents.models import Card, CardKind, CardStatus
-from agents.services.cards import card_act
+from agents.services.card_actions import card_act
 from agents.services.flow_runs import flow_run_request
 from billing.models import Order
 from billing.services.orders import orders_release_orphaned

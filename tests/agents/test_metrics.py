@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from agents.models import ChecklistItem, TaskStatus
 from agents.runtime.loop import turn_run
-from agents.services.cards import card_act
+from agents.services.card_actions import card_act
 from agents.services.metrics import stalls_count, stalls_list
 from agents.services.tasks import task_pause
 from billing.services.wallets import wallet_topup

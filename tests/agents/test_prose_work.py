@@ -21,7 +21,7 @@ from agents.models import (
 )
 from agents.providers.scripted import MODEL_NAME
 from agents.runtime.loop import turn_run
-from agents.services.cards import card_act
+from agents.services.card_actions import card_act
 from agents.services.metrics import stalls_list
 from agents.services.tasks import task_create
 from tests.support import runtime as rt

@@ -13,7 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.exceptions import ModelError
+from agents.language import language_detect
+from agents.main.messages import main_card_act, main_clarification_apply, main_message_post, task_promote
 from agents.models import (
+    Card,
     CardKind,
     CardStatus,
     InboxMessage,
@@ -30,8 +33,7 @@ from agents.providers import registry
 from agents.providers.base import ModelResponse, ToolCallIntent, Usage
 from agents.providers.router_scripted import ScriptedRouter
 from agents.services import task_index
-from agents.services.language import language_detect
-from agents.services.main import main_clarification_apply, main_message_post, task_promote
+from agents.services.card_actions import card_act
 from agents.services.tasks import task_cancel, task_create
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
 from tests.support.factories import CardFactory, ModelProfileFactory
@@ -77,7 +79,7 @@ class Says:
 def router(monkeypatch):
     """Install a spy as the Router's provider for every workspace; `router.inner` may be replaced."""
     spy = RouterSpy()
-    monkeypatch.setattr("agents.services.router.router_provider", lambda *, workspace_id: (spy, "spy", {}))
+    monkeypatch.setattr("agents.main.router.router_provider", lambda *, workspace_id: (spy, "spy", {}))
     return spy
 
 
@@ -453,20 +455,35 @@ def test_it_starts_a_new_task_when_the_person_chooses_so_on_the_card(access, rou
 
 def test_it_routes_the_original_message_when_the_card_action_chooses_a_task(access, router):
     # given a clarification card between two poster series
-    from agents.services.cards import card_act
-
     acme = _task(access, "Retro poster series for Acme", "Make 3 retro posters for Acme")
     _task(access, "Retro poster series for Zest", "Make 3 retro posters for Zest")
     asked = main_message_post(access=access, text="Change the poster series from last time")
 
-    # when bob chooses Acme through the card actions (the cards service)
-    card = card_act(access=access, card_id=asked.card_id, action="choose", option=f"task:{acme.pk}")
+    # when bob chooses Acme through the card action (Main answers its clarification cards)
+    card = main_card_act(access=access, card_id=asked.card_id, action="choose", option=f"task:{acme.pk}")
 
     # then the card is resolved, his original words reach Acme, and Main records where they went
     assert card.status == CardStatus.RESOLVED and card.resolution["option"] == f"task:{acme.pk}"
     assert _inbox_texts(acme)[-1] == "Change the poster series from last time"
     routed = MainMessage.objects.filter(card=card).exclude(pk=asked.pk).get()
     assert (routed.route, routed.task_id) == (Route.DIRECT, acme.pk)
+
+
+def test_the_cards_service_leaves_the_routers_clarification_cards_to_main(access, router):
+    # given a clarification card between two poster series
+    _task(access, "Retro poster series for Acme", "Make 3 retro posters for Acme")
+    _task(access, "Retro poster series for Zest", "Make 3 retro posters for Zest")
+    asked = main_message_post(access=access, text="Change the poster series from last time")
+    option = Card.objects.get(pk=asked.card_id).options[0]["id"]
+
+    # when something acts on it through the cards service instead of Main
+    with pytest.raises(InvalidInput) as refused:
+        card_act(access=access, card_id=asked.card_id, action="choose", option=option)
+
+    # then it is refused and nothing moved: the card is open and the message went nowhere
+    assert refused.value.code == "invalid_action"
+    assert Card.objects.get(pk=asked.card_id).status == CardStatus.OPEN
+    assert MainMessage.objects.count() == 1
 
 
 # --- 4. pre-execution validation -------------------------------------------------------------------------

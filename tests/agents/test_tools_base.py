@@ -9,8 +9,9 @@ from pydantic import ValidationError
 
 from agents.exceptions import ToolError, ToolPermissionDenied
 from agents.models import ChecklistItem, ChecklistStatus, Task, TaskStatus
+from agents.selectors import task_role
 from agents.tools.base_tools import AskUser, LoadTools, ReadArtifact, UpdateChecklist
-from agents.tools.permissions import check_tool_permission, task_role
+from agents.tools.permissions import check_tool_permission
 from agents.tools.registry import tool_get
 from tests.support.factories import TaskFactory
 from tests.support.tooling import call_tool, tool_context

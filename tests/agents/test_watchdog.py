@@ -7,8 +7,8 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
+from agents.leases import lease_claim
 from agents.models import InboxMessage, Task, TaskStatus, Turn, TurnStatus
-from agents.runtime.leases import lease_claim
 from agents.runtime.watchdog import watchdog_sweep
 from workspace.models import Event
 

@@ -142,8 +142,8 @@ def test_it_shows_a_document_conflict_with_the_agent_and_resolves_it(studio, pag
 
 
 def test_it_delivers_a_card_created_while_the_socket_was_down(studio, page):
+    from agents.main.messages import main_message_post
     from agents.models import Card
-    from agents.services.main import main_message_post
 
     # given a person in the studio, live
     sockets: list[str] = []

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 
+from agents.main.messages import main_message_post
 from agents.models import Card, CardStatus, InboxMessage, InboxStatus, Step, Task, TaskStatus, ToolCall
 from agents.services.flow_runs import flow_run_request
 from agents.services.inbox import message_post
-from agents.services.main import main_message_post
 from agents.services.tasks import task_archive, task_cancel, task_create, task_pause
 from billing.services.approvals import approval_grant
 from billing.services.quotes import quote_create

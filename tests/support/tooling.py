@@ -9,8 +9,9 @@ from typing import Any
 from django.db import transaction
 
 from agents.models import Task, Turn, TurnStatus
+from agents.selectors import task_role
 from agents.tools.base import ToolContext, ToolResult
-from agents.tools.permissions import check_tool_permission, task_role
+from agents.tools.permissions import check_tool_permission
 from agents.tools.registry import tool_get
 
 

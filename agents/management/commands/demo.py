@@ -22,10 +22,10 @@ from django.db import close_old_connections, transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
+from agents.main.messages import main_message_post
 from agents.models import Card, CardKind, CardStatus, MainMessage, Route, Task, TaskStatus
 from agents.runtime.watchdog import watchdog_sweep
-from agents.services.cards import card_act
-from agents.services.main import main_message_post
+from agents.services.card_actions import card_act
 from agents.services.metrics import stalls_list
 from billing.models import Order
 from billing.services.wallets import wallet_reconcile, wallet_topup

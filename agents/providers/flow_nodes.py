@@ -1,9 +1,8 @@
-"""The model calls of Flow nodes (workspace/flows/nodes.py), installed by agents because workspace cannot
-import it (DESIGN §1). A node's preset is its params: `instructions` plus a `model_lease`
-{"provider", "model", "base_url"?, "params"?} resolved exactly (no fallback to another model). A preset
-without a lease returns None, and the node uses the offline stand-in, which says so in its output.
-
-Call `install()` once per process (AgentsConfig.ready).
+"""The model calls of Flow nodes (workspace/flows/nodes.py): workspace cannot import agents (DESIGN §1), so it
+asks through a hook, and agents/subscribers.py installs these two functions into it. A node's preset is its
+params: `instructions` plus a `model_lease` {"provider", "model", "base_url"?, "params"?} resolved exactly (no
+fallback to another model). A preset without a lease returns None, and the node uses the offline stand-in,
+which says so in its output.
 """
 
 from types import SimpleNamespace
@@ -57,9 +56,3 @@ def choose(preset: dict[str, Any], text: str, routes: dict[str, str]) -> dict[st
     answer, model = _complete(lease, system, text)
     picked = next((t for t in sorted(routes, key=len, reverse=True) if t in answer), None)
     return {"choice": picked, "model": model, "reason": "model"} if picked else None
-
-
-def install() -> None:
-    from workspace.flows.nodes import text_hooks_install
-
-    text_hooks_install(generate=generate, choose=choose)

@@ -3,7 +3,7 @@
 `main_message_post` routes one message, in this order:
 1. an explicit target goes straight to its task with no model call — a task id (a reply in a task panel),
    an artifact (the task that made it), a card (its task, or the choice a clarification card offers);
-2. otherwise the Router model decides over the bounded task index (agents/services/router.py): answer,
+2. otherwise the Router model decides over the bounded task index (agents/main/router.py): answer,
    lightweight, follow_up, new_task or clarify;
 3. before a persistent task is created, the 50 most recent in-progress tasks are compared with the request;
    near-duplicates go back to the Router with the closest few, which continues one, asks, or confirms;
@@ -25,8 +25,10 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 
+from agents.language import language_detect
+from agents.locks import task_locked
+from agents.main.router import RouterResult, route_decide
 from agents.models import (
     Card,
     CardKind,
@@ -39,12 +41,11 @@ from agents.models import (
     TaskKind,
     TaskStatus,
 )
+from agents.services.card_actions import card_act, card_reply
+from agents.services.cards import card_open, card_resolve
 from agents.services.inbox import message_post
-from agents.services.language import language_detect
-from agents.services.router import RouterResult, route_decide
 from agents.services.task_index import TaskIndex, task_duplicates_find, task_index_get
-from agents.services.tasks import task_create, task_locked
-from agents.transitions import card_move
+from agents.services.tasks import task_create
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.models import Artifact, ArtifactVersion, GenerationJob, Role
 from workspace.selectors import Access
@@ -311,9 +312,6 @@ def _post_to_card(message: _Message, card_id: int) -> MainMessage:
                 details={"options": [o.get("id") for o in card.options]},
             )
         return main_clarification_apply(access=message.access, card_id=card.pk, option_id=option)
-    # Imported here: the cards service imports this module for clarification cards.
-    from agents.services.cards import card_reply
-
     with transaction.atomic():
         last = InboxMessage.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
         card_reply(access=message.access, card_id=card.pk, text=message.text)
@@ -479,8 +477,9 @@ def _clarify(
     chosen = [tasks[i] for i in ids if i in tasks][:CLARIFY_OPTIONS]
     options = [{"id": f"task:{t.pk}", "label": f"{t.title[:120]} (#{t.pk})"} for t in chosen]
     options.append({"id": NEW_TASK_OPTION, "label": _say("new_task", message.language)})
-    card = Card.objects.create(
-        workspace=message.access.workspace,
+    card = card_open(
+        None,
+        workspace_id=message.access.workspace.pk,
         kind=CardKind.CLARIFY,
         title=_say("clarify", message.language),
         body=message.text[:500],
@@ -492,6 +491,7 @@ def _clarify(
             "api_request": message.api_request,
             "candidates": [t.pk for t in chosen],
         },
+        supersede=False,
     )
     considered = [{"task": t.pk, "title": t.title[:80]} for t in chosen] or candidates
     record = _record(
@@ -504,20 +504,36 @@ def _clarify(
     )
     card.payload["message"] = record.pk
     card.save(update_fields=["payload"])
-    event_append(workspace_id=card.workspace_id, kind="card.opened", data=_card_event(card))
     return record
 
 
-def _card_event(card: Card) -> dict:
-    """The card fields the studio reads, as the cards service publishes them."""
-    return {
-        "card": card.pk,
-        "task": card.task_id,
-        "kind": card.kind,
-        "status": card.status,
-        "title": card.title,
-        "source": card.payload.get("source", ""),
-    }
+def main_card_act(
+    *,
+    access: Access,
+    card_id: int,
+    action: str,
+    option: str | None = None,
+    text: str | None = None,
+    budget: int | None = None,
+) -> Card:
+    """A person's action on a card. The Router's clarification cards are Main's: choosing one routes the
+    person's original message (main_clarification_apply); every other card goes to the cards service."""
+    card = Card.objects.filter(pk=card_id, workspace=access.workspace).values("kind", "task_id").first()
+    if card is None:
+        raise NotFound("Card not found.")
+    if card["kind"] != CardKind.CLARIFY or card["task_id"] is not None:
+        return card_act(access=access, card_id=card_id, action=action, option=option, text=text, budget=budget)
+    access.require(Role.EDITOR)
+    if action != "choose":
+        raise InvalidInput(
+            f"A clarify card takes choose; not {action!r}.",
+            code="invalid_action",
+            details={"allowed": ["choose"], "action": action},
+        )
+    if budget is not None:
+        raise InvalidInput("A budget goes only with approve.", code="invalid", details={"action": action})
+    main_clarification_apply(access=access, card_id=card_id, option_id=str(option))
+    return Card.objects.get(pk=card_id)
 
 
 def main_clarification_apply(*, access: Access, card_id: int, option_id: str) -> MainMessage:
@@ -527,7 +543,7 @@ def main_clarification_apply(*, access: Access, card_id: int, option_id: str) ->
     (a persistent task is created without a second duplicate check: the person has just decided). The card
     is resolved under its row lock in the same transaction, so two clicks route the message once (the
     second is a 409 `card_resolved`, as for any card). Returns the new Main message recording where it went.
-    The cards service's `card_act(action="choose")` calls this for the Router's clarification cards.
+    `main_card_act(action="choose")` calls this for the API's card action.
     """
     access.require(Role.EDITOR)
     with transaction.atomic():
@@ -551,16 +567,8 @@ def main_clarification_apply(*, access: Access, card_id: int, option_id: str) ->
                 details={"options": [o.get("id") for o in card.options]},
             )
         label = next(str(o.get("label", "")) for o in card.options if str(o.get("id")) == option_id)
-        card_move(card, CardStatus.RESOLVED)
-        card.resolution = {"action": "choose", "option": option_id, "label": label, "by": access.actor}
-        card.resolved_by = access.user
-        card.resolved_at = timezone.now()
-        card.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])
-        event_append(
-            workspace_id=card.workspace_id,
-            kind="card.resolved",
-            data={**_card_event(card), "action": "choose", "option": option_id, "by": access.actor},
-        )
+        resolution = {"action": "choose", "option": option_id, "label": label, "by": access.actor}
+        card_resolve(card, resolution=resolution, by=access.actor, user=access.user, option=option_id)
         payload = card.payload or {}
         text = str(payload.get("text", ""))
         message = _Message(

@@ -13,7 +13,7 @@ from django.utils import timezone
 from agents.exceptions import Fenced
 from agents.locks import task_qs_for_update, turn_qs_for_update
 from agents.models import Task, TaskStatus, Turn, TurnStatus
-from agents.tools.permissions import with_acting_role
+from agents.selectors import with_acting_role
 
 
 def lease_deadline() -> datetime:
