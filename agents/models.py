@@ -190,6 +190,9 @@ class ProviderKind(models.TextChoices):
     REPLAY = "replay", "Replay (fixed outputs, tests)"
 
 
+DEFAULT_CONTEXT_TOKENS = 128_000  # a 128k model, the common size of current chat models
+
+
 class ModelProfile(models.Model):
     """A workspace's choice of model. A turn copies it into an immutable ModelLease when it starts."""
 
@@ -200,6 +203,8 @@ class ModelProfile(models.Model):
     base_url = models.URLField(blank=True)
     params = models.JSONField(default=dict, blank=True)
     secret = models.ForeignKey(ProviderSecret, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # The model's context window in tokens; a task's context budget is derived from it (agents/runtime/budget.py).
+    context_tokens = models.PositiveIntegerField(default=DEFAULT_CONTEXT_TOKENS)
     is_default = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -279,6 +284,7 @@ class ModelLease(models.Model):
     base_url = models.URLField(blank=True)
     params = models.JSONField(default=dict, blank=True)
     secret = models.ForeignKey(ProviderSecret, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    context_tokens = models.PositiveIntegerField(default=DEFAULT_CONTEXT_TOKENS)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -295,6 +301,8 @@ class Step(models.Model):
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="steps")
     index = models.PositiveIntegerField()
+    # The step's place in its task (1, 2, … across turns): what read_history and history segments count in.
+    number = models.PositiveIntegerField(default=0)
     generation = models.PositiveIntegerField(help_text="The generation of the worker that committed it.")
     text = models.TextField(blank=True, help_text="What the model said to the person.")
     decision = models.JSONField(default=dict, help_text="The model's tool-call intents, as returned.")
@@ -302,6 +310,11 @@ class Step(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     cached_prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    # What the model was shown (DESIGN §7): the hash of the stable prefix, our token estimate of the whole
+    # request, and the tools it could call, in the order it saw them.
+    prefix_hash = models.CharField(max_length=64, blank=True)
+    context_tokens = models.PositiveIntegerField(default=0)
+    visible_tools = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -310,6 +323,52 @@ class Step(models.Model):
 
     def __str__(self) -> str:
         return f"step {self.turn_id}:{self.index}"
+
+
+class ContextSegment(models.Model):
+    """A summary of a run of a task's oldest steps (whole steps, never a call without its result), appended after
+    the earlier ones when the history passes its high-water mark. The steps themselves stay in the log."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="context_segments")
+    number = models.PositiveIntegerField()
+    from_step = models.PositiveIntegerField(help_text="The first step number it covers.")
+    to_step = models.PositiveIntegerField(help_text="The last step number it covers.")
+    summary = models.TextField()
+    tokens = models.PositiveIntegerField(default=0, help_text="Estimated tokens of the summary as shown.")
+    source_tokens = models.PositiveIntegerField(default=0, help_text="Estimated tokens of the steps it replaced.")
+    summariser = models.CharField(max_length=200, help_text="The model that wrote it, or 'extractive'.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "number"], name="context_segment_unique_number"),
+            models.UniqueConstraint(fields=["task", "from_step"], name="context_segment_unique_start"),
+        ]
+
+    def __str__(self) -> str:
+        return f"segment {self.number} of task {self.task_id} (steps {self.from_step}–{self.to_step})"
+
+
+class GoalRevision(models.Model):
+    """One version of what a task must deliver. Revision 1 is the brief it was created with; a follow-up that
+    changes the deliverable adds the next one (a follow-up that only adds detail does not)."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="goal_revisions")
+    revision = models.PositiveIntegerField()
+    brief = models.TextField()
+    reason = models.TextField(blank=True, help_text="Why the goal moved, in the words that moved it.")
+    message = models.ForeignKey(
+        "agents.InboxMessage", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task_id", "revision"]
+        constraints = [models.UniqueConstraint(fields=["task", "revision"], name="goal_revision_unique")]
+
+    def __str__(self) -> str:
+        return f"goal revision {self.revision} of task {self.task_id}"
 
 
 class ToolCallStatus(models.TextChoices):

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Max, Sum
 from django.utils import timezone
 
 from agents.exceptions import Fenced, ModelError
@@ -86,6 +86,8 @@ class TurnRunner:
         waiting = bool(turn.checkpoint.get("suspend"))
         tokens = Step.objects.filter(turn=turn).aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
         self.tokens = (tokens["p"] or 0) + (tokens["c"] or 0)
+        # Steps are numbered across the task's turns; only this runner adds any while it holds the turn.
+        self.step_number = Step.objects.filter(turn__task_id=task.pk).aggregate(n=Max("number"))["n"] or 0
         last = Step.objects.filter(turn=turn).order_by("-index").first()
         calls = list(ToolCall.objects.filter(step=last).order_by("index")) if last else []
         consumed: list[str] = []  # texts the last step read, for the history (known only for our own steps)
@@ -135,6 +137,7 @@ class TurnRunner:
             step = Step.objects.create(
                 turn_id=self.turn_id,
                 index=index,
+                number=self.step_number + 1,
                 generation=self.generation,
                 text=response.text,
                 decision=_decision(response),
@@ -177,6 +180,7 @@ class TurnRunner:
                 },
             )
         self.tokens += response.usage.prompt_tokens + response.usage.completion_tokens
+        self.step_number = step.number
         return step, calls, [text for _, text in built.new_messages]
 
     def _infer(self, request) -> ModelResponse:

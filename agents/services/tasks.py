@@ -7,6 +7,7 @@ from agents.locks import task_locked, turn_qs_for_update
 from agents.models import (
     ACTIVE_TURN_STATUSES,
     ChecklistStatus,
+    GoalRevision,
     InboxMessage,
     InboxStatus,
     Task,
@@ -34,6 +35,7 @@ def task_create(
     task = Task.objects.create(
         workspace=access.workspace, kind=kind, title=title, brief=brief, language=language, created_by=access.user
     )
+    GoalRevision.objects.create(task=task, revision=task.goal_revision, brief=brief)
     event_append(
         workspace_id=task.workspace_id,
         kind="task.created",

@@ -56,4 +56,5 @@ def _lease_model(turn: Turn, task: Task) -> ModelLease:
         base_url=profile.base_url,
         params=dict(profile.params),
         secret=profile.secret,
+        context_tokens=profile.context_tokens,
     )

@@ -1,0 +1,28 @@
+"""The offline token estimate: deterministic, additive enough for budgets, and shaped like a BPE count."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agents.tokens import estimate_tokens
+
+
+def test_it_counts_nothing_for_nothing_and_a_common_word_as_one():
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("   \n") == 0
+    assert estimate_tokens("poster") == 1
+    assert estimate_tokens("boulangerie") == 2
+
+
+def test_it_prices_text_like_an_encoder_would():
+    # about a token per short word, a token per CJK character, digits in threes, punctuation runs in pairs
+    assert estimate_tokens("make a warm poster") == 4
+    assert estimate_tokens("日本語") == 3
+    assert estimate_tokens("123456") == 2
+    assert estimate_tokens('{"a":1}') == 1 + 1 + 1 + 1 + 1
+
+
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_a_longer_text_never_costs_less_and_joining_costs_about_the_sum(left, right):
+    joined = estimate_tokens(left + " " + right)
+    assert joined >= max(estimate_tokens(left), estimate_tokens(right))
+    assert joined == estimate_tokens(left) + estimate_tokens(right)  # a space never merges two pieces
