@@ -9,6 +9,7 @@ from agents.tools.base_tools import AskUser, LoadTools, ReadArtifact, ReadTaskSt
 from agents.tools.documents import EditDocument, WriteDocument
 from agents.tools.flows import EditFlowNodes, RunFlow
 from agents.tools.generation import Generate3D, GenerateImage, GenerateVideo
+from agents.tools.readback import ReadHistory, ReadToolResult
 
 TOOLS: tuple[type[Tool], ...] = (
     # base: always visible
@@ -18,6 +19,8 @@ TOOLS: tuple[type[Tool], ...] = (
     SearchAssets,
     AskUser,
     LoadTools,
+    ReadToolResult,
+    ReadHistory,
     # image, video, 3d
     GenerateImage,
     GenerateVideo,
