@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from agents import selectors, serializers
 from agents.main import messages as main_services
 from agents.models import CardStatus, TaskKind, TaskStatus
+from agents.runtime.context import context_preview
 from agents.services import flow_runs as flow_run_services
 from agents.services import inbox as inbox_services
 from agents.services import task_settings as settings_services
@@ -88,6 +89,24 @@ class TaskLogApi(WorkspaceApi):
         validated(serializers.TaskLogQueryIn, request.query_params.dict())
         page = self.paginate_queryset(selectors.task_log(access=access, task_id=task_id))
         return self.get_paginated_response(serializers.TurnLogOut(page, many=True).data)
+
+
+class TaskContextApi(WorkspaceApi):
+    serializer_class = serializers.TaskContextOut
+
+    @extend_schema(
+        operation_id="tasks_context",
+        description="What the model sees: the context the task's next decision would get if it started now, "
+        "layer by layer (stable first: system rules, tool schemas, profile snapshot, history summaries; then "
+        "recent steps, the task's current state and the new messages), each with its token estimate, hash and "
+        "content; the prefix hash (unchanged from step to step unless a tool domain was loaded, the profile "
+        "changed or a summary was appended), the visible tools, the budget and the summaries written so far. "
+        "Nothing runs and nothing is written.",
+        responses={200: serializers.TaskContextOut, **error_responses(404)},
+    )
+    def get(self, request, workspace_id, task_id):
+        task = selectors.task_get(access=self.access(), task_id=task_id)
+        return Response(serializers.TaskContextOut(context_preview(task)).data)
 
 
 def _task_action(view: WorkspaceApi, service, task_id: int) -> Response:

@@ -327,7 +327,10 @@ class Step(models.Model):
 
 class ContextSegment(models.Model):
     """A summary of a run of a task's oldest steps (whole steps, never a call without its result), appended after
-    the earlier ones when the history passes its high-water mark. The steps themselves stay in the log."""
+    the earlier ones when the history passes its high-water mark. The steps themselves stay in the log.
+
+    When the summaries themselves grow too large, one new segment re-summarises them from step 1 on: it covers
+    theirs, and the context shows only segments no later one covers (agents/runtime/history.py)."""
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="context_segments")
     number = models.PositiveIntegerField()
@@ -341,10 +344,7 @@ class ContextSegment(models.Model):
 
     class Meta:
         ordering = ["task_id", "number"]
-        constraints = [
-            models.UniqueConstraint(fields=["task", "number"], name="context_segment_unique_number"),
-            models.UniqueConstraint(fields=["task", "from_step"], name="context_segment_unique_start"),
-        ]
+        constraints = [models.UniqueConstraint(fields=["task", "number"], name="context_segment_unique_number")]
 
     def __str__(self) -> str:
         return f"segment {self.number} of task {self.task_id} (steps {self.from_step}–{self.to_step})"

@@ -7,6 +7,8 @@ from agents.models import (
     Card,
     CardStatus,
     ChecklistItem,
+    ContextSegment,
+    GoalRevision,
     InboxMessage,
     MainMessage,
     ModelLease,
@@ -126,16 +128,35 @@ class CardOut(serializers.ModelSerializer):
         return list(card_actions(card))
 
 
+class GoalRevisionOut(serializers.ModelSerializer):
+    class Meta:
+        model = GoalRevision
+        fields = ["revision", "brief", "reason", "created_at"]
+        read_only_fields = fields
+
+
 class TaskDetailOut(TaskOut):
     """A task as `agents.selectors.task_get` returns it (checklist, active turn, open cards and counts prefetched)."""
 
     checklist = ChecklistItemOut(source="checklist_items", many=True, read_only=True)
+    goal_revisions = GoalRevisionOut(
+        many=True, read_only=True, help_text="What the task had to deliver, oldest first: 1 is its brief at creation."
+    )
     active_turn = serializers.SerializerMethodField(help_text="The queued or running turn, if any.")
     counts = TaskCountsOut(source="*", read_only=True)
     cards = CardOut(source="open_cards", many=True, read_only=True, help_text="The task's open cards, oldest first.")
 
     class Meta(TaskOut.Meta):
-        fields = [*TaskOut.Meta.fields, "brief", "goal_revision", "checklist", "active_turn", "cards", "counts"]
+        fields = [
+            *TaskOut.Meta.fields,
+            "brief",
+            "goal_revision",
+            "goal_revisions",
+            "checklist",
+            "active_turn",
+            "cards",
+            "counts",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(ActiveTurnOut(allow_null=True))
@@ -277,16 +298,26 @@ class StepOut(serializers.ModelSerializer):
         fields = [
             "id",
             "index",
+            "number",
             "generation",
             "model",
             "text",
             "decision",
             "usage",
+            "prefix_hash",
+            "context_tokens",
+            "visible_tools",
             "consumed_message_ids",
             "created_at",
             "tool_calls",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            "number": {"help_text": "The step's place in its task, across turns (what read_history counts in)."},
+            "prefix_hash": {"help_text": "SHA-256 of the stable prefix the model was sent (DESIGN §7)."},
+            "context_tokens": {"help_text": "Our estimate of the whole request, in tokens."},
+            "visible_tools": {"help_text": "The tools the model could call, in the order it saw them."},
+        }
 
 
 class TurnLogOut(serializers.ModelSerializer):
@@ -443,3 +474,33 @@ class FlowRunRequestOut(FlowRunOut):
 
     cost = serializers.IntegerField(help_text="Credits its paid nodes cost (held, or quoted on the card).")
     card = CardOut(allow_null=True, help_text="The quote card the run waits on, while it needs an approval.")
+
+
+class ContextLayerOut(serializers.Serializer):
+    name = serializers.ChoiceField(
+        choices=["system", "tools", "profile", "summaries", "history", "tail", "input"],
+        help_text="Stable first: system, tools, profile and summaries make the prefix.",
+    )
+    tokens = serializers.IntegerField(help_text="Estimated tokens.")
+    hash = serializers.CharField(help_text="SHA-256 of the layer's canonical JSON lines.")
+    content = serializers.JSONField(help_text="The layer's messages (the tool schemas for `tools`).")
+
+
+class ContextSegmentOut(serializers.ModelSerializer):
+    class Meta:
+        model = ContextSegment
+        fields = ["number", "from_step", "to_step", "tokens", "source_tokens", "summariser", "created_at"]
+        read_only_fields = fields
+
+
+class TaskContextOut(serializers.Serializer):
+    task = serializers.IntegerField(source="task.pk")
+    goal_revision = serializers.IntegerField(source="task.goal_revision")
+    profile_version = serializers.IntegerField()
+    prefix_hash = serializers.CharField(source="built.prefix_hash", help_text="SHA-256 of the stable prefix.")
+    tokens = serializers.IntegerField(source="built.tokens", help_text="Estimated tokens of the whole request.")
+    budget = serializers.IntegerField(help_text="The most a request may take: the model's window less the answer.")
+    high_water = serializers.IntegerField(help_text="Past this, the oldest history is summarised before the call.")
+    visible_tools = serializers.ListField(source="built.visible_tools", child=serializers.CharField())
+    layers = ContextLayerOut(source="built.layers", many=True)
+    segments = ContextSegmentOut(source="task.context_segments.all", many=True)

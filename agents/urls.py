@@ -11,6 +11,7 @@ urlpatterns = [
     path("workspaces/<id:workspace_id>/tasks/", apis.TaskListCreateApi.as_view(), name="task-list"),
     path(TASK, apis.TaskDetailApi.as_view(), name="task-detail"),
     path(TASK + "log/", apis.TaskLogApi.as_view(), name="task-log"),
+    path(TASK + "context/", apis.TaskContextApi.as_view(), name="task-context"),
     path(TASK + "cancel/", apis.TaskCancelApi.as_view(), name="task-cancel"),
     path(TASK + "pause/", apis.TaskPauseApi.as_view(), name="task-pause"),
     path(TASK + "archive/", apis.TaskArchiveApi.as_view(), name="task-archive"),

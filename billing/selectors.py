@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from django.db.models import QuerySet, Sum
+from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
 from billing.models import (
@@ -110,6 +110,20 @@ def budget_remaining(*, workspace_id: int, task_id: int) -> int | None:
     if not budgets.exists():
         return None
     return budgets.filter(consumed_at__isnull=True).aggregate(total=Sum("remaining"))["total"] or 0
+
+
+def task_spending(*, workspace_id: int, task_id: int) -> dict[str, int | None]:
+    """What a task has spent (captured), holds (reserved for work under way) and may still spend (None: no
+    approved budget, so each paid step is asked for or allowed by the policy), in one query for the orders."""
+    totals = Order.objects.filter(workspace_id=workspace_id, task_id=task_id).aggregate(
+        spent=Sum("amount", filter=Q(status=OrderStatus.CAPTURED)),
+        held=Sum("amount", filter=Q(status=OrderStatus.HELD)),
+    )
+    return {
+        "spent": totals["spent"] or 0,
+        "held": totals["held"] or 0,
+        "remaining": budget_remaining(workspace_id=workspace_id, task_id=task_id),
+    }
 
 
 def quote_open_for(*, workspace_id: int, task_id: int, operation: str, amount: int) -> Quote | None:

@@ -79,7 +79,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 'ordering': ['task_id', 'number'],
-                'constraints': [models.UniqueConstraint(fields=('task', 'number'), name='context_segment_unique_number'), models.UniqueConstraint(fields=('task', 'from_step'), name='context_segment_unique_start')],
+                'constraints': [models.UniqueConstraint(fields=('task', 'number'), name='context_segment_unique_number')],
             },
         ),
         migrations.CreateModel(

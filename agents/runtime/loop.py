@@ -28,7 +28,9 @@ from agents.models import InboxMessage, InboxStatus, ModelLease, Step, Task, Too
 from agents.providers.base import ModelProvider, ModelResponse
 from agents.providers.registry import provider_for_lease
 from agents.runtime import cycle
-from agents.runtime.context import History, context_build
+from agents.runtime.compaction import compaction_run
+from agents.runtime.context import context_build
+from agents.runtime.history import History
 from agents.runtime.toolexec import RunContext, calls_run
 from agents.tools.registry import tool_get
 from workspace.services.events import event_append
@@ -118,14 +120,26 @@ class TurnRunner:
     def _step(self, task_id: int, last: Step | None, last_calls: list[ToolCall]):
         task = Task.objects.get(pk=task_id)  # fresh brief, title, goal revision
         index = (last.index if last else 0) + 1
-        built = context_build(
+        def build():
+            return context_build(
+                task=task,
+                turn=self.turn,
+                lease=self.lease,
+                history=self.history,
+                last_index=index - 1,
+                last_calls=last_calls if last else None,
+            )
+
+        built = build()
+        if compaction_run(
             task=task,
-            turn=self.turn,
             lease=self.lease,
             history=self.history,
-            last_index=index - 1,
-            last_calls=last_calls if last else None,
-        )
+            provider=self._provider(),
+            request_tokens=built.tokens,
+            fence=(self.turn_id, self.generation),
+        ):
+            built = build()
         response = self._infer(built.request)
         with transaction.atomic():
             self.lease_expires = fence_turn(self.turn_id, self.generation)
@@ -145,6 +159,9 @@ class TurnRunner:
                 prompt_tokens=response.usage.prompt_tokens,
                 cached_prompt_tokens=response.usage.cached_prompt_tokens,
                 completion_tokens=response.usage.completion_tokens,
+                prefix_hash=built.prefix_hash,
+                context_tokens=built.tokens,
+                visible_tools=built.visible_tools,
             )
             calls = ToolCall.objects.bulk_create(
                 [
@@ -183,10 +200,14 @@ class TurnRunner:
         self.step_number = step.number
         return step, calls, [text for _, text in built.new_messages]
 
-    def _infer(self, request) -> ModelResponse:
-        """Call the model with our own bounded retries; the SDK's own retries are off (DESIGN §14)."""
+    def _provider(self) -> ModelProvider:
         # The lease never changes within a turn: one provider (and its HTTP client) per run.
         self.provider = self.provider or provider_for_lease(self.lease)
+        return self.provider
+
+    def _infer(self, request) -> ModelResponse:
+        """Call the model with our own bounded retries; the SDK's own retries are off (DESIGN §14)."""
+        self._provider()
         attempts = settings.LOMOTE_MODEL_MAX_ATTEMPTS
         for attempt in range(1, attempts + 1):
             self._keep_lease()

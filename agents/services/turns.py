@@ -46,11 +46,19 @@ def turn_start(*, task: Task, trigger: str) -> Turn:
 
 def _lease_model(turn: Turn, task: Task) -> ModelLease:
     """Fix the turn's exact model. Copied once from the task's (or workspace's default) profile."""
+    lease = lease_for(task)
+    lease.turn = turn
+    lease.save(force_insert=True)
+    return lease
+
+
+def lease_for(task: Task) -> ModelLease:
+    """The lease a turn of the task would take now (unsaved): the task's profile, else the workspace's default,
+    else the offline scripted planner."""
     profile = task.model_profile or ModelProfile.objects.filter(workspace_id=task.workspace_id, is_default=True).first()
     if profile is None:
-        return ModelLease.objects.create(turn=turn, **SCRIPTED_DEFAULT, params={})
-    return ModelLease.objects.create(
-        turn=turn,
+        return ModelLease(**SCRIPTED_DEFAULT, params={})
+    return ModelLease(
         provider=profile.provider,
         model=profile.model,
         base_url=profile.base_url,

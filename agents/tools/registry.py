@@ -27,14 +27,20 @@ def tool_get(name: str) -> type[Tool] | None:
     return _tools.get(name)
 
 
-def tools_visible(loaded_domains: set[str] | frozenset[str]) -> list[type[Tool]]:
-    """Base tools always, domain tools once loaded. Visibility is not permission (see tools/permissions).
+def tools_visible(loaded_domains: Iterable[str]) -> list[type[Tool]]:
+    """Base tools always, then each loaded domain's tools in the order the domains were loaded. Visibility is
+    not permission (see tools/permissions).
 
-    The order is part of the prompt (base tools first, then by name): keep it stable for prompt caching.
+    The order is part of the prompt and of its cached prefix (DESIGN §7): base tools by name, then a domain's
+    tools by name after those of every domain loaded before it. Loading a domain only appends; registration
+    order never matters.
     """
-    domains = {BASE_DOMAIN, *loaded_domains}
-    tools = _tools.entries().values()
-    return sorted((t for t in tools if t.domain in domains), key=lambda t: (t.domain != BASE_DOMAIN, t.name))
+    entries = sorted(_tools.entries().values(), key=lambda t: t.name)
+    visible = [t for t in entries if t.domain == BASE_DOMAIN]
+    for domain in dict.fromkeys(loaded_domains):
+        if domain != BASE_DOMAIN:
+            visible.extend(t for t in entries if t.domain == domain)
+    return visible
 
 
 @contextmanager

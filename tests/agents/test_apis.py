@@ -133,6 +133,7 @@ TASKS_POST = Endpoint(
 )
 TASK_GET = Endpoint("task GET", "get", "task-detail", target="task")
 LOG_GET = Endpoint("log GET", "get", "task-log", target="task")
+CONTEXT_GET = Endpoint("context GET", "get", "task-context", target="task")
 MESSAGES_GET = Endpoint("messages GET", "get", "task-message-list", target="task")
 MESSAGES_POST = Endpoint(
     "messages POST", "post", "task-message-list", target="task", body={"text": "Warmer"}, event="inbox.posted"
@@ -156,6 +157,7 @@ MATRIX = [
     (TASKS_POST,     404,     403,   201,   201,  403,       201,       404),
     (TASK_GET,       404,     200,   200,   200,  200,       200,       404),
     (LOG_GET,        404,     200,   200,   200,  200,       200,       404),
+    (CONTEXT_GET,    404,     200,   200,   200,  200,       200,       404),
     (MESSAGES_GET,   404,     200,   200,   200,  200,       200,       404),
     (MESSAGES_POST,  404,     403,   201,   201,  403,       201,       404),
     (WITHDRAW,       404,     403,   200,   200,  403,       200,       404),

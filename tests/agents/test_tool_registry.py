@@ -1,5 +1,6 @@
 """The tool registry: base tools always visible, domain tools on demand, one closed schema per tool (DESIGN §7)."""
 
+import json
 import typing
 
 import pytest
@@ -81,24 +82,41 @@ def test_it_builds_the_registry_from_the_catalog():
 
 def test_it_offers_the_tools_in_a_fixed_order():
     # when: the order of the tool schemas is part of the prompt (prompt caching)
-    names = [t.name for t in tools_visible(set(DOMAINS))]
+    names = [t.name for t in tools_visible(["documents", "image", "flows"])]
 
-    # then: base tools first, then every domain's, each group by name
+    # then: base tools by name, then each domain's tools by name, domains in the order they were loaded
+    base = sorted(t.name for t in tools_visible([]))
     assert names == [
-        "ask_user",
-        "load_tools",
-        "read_artifact",
-        "read_task_state",
-        "search_assets",
-        "update_checklist",
+        *base,
         "edit_document",
-        "edit_flow_nodes",
-        "generate_3d",
-        "generate_image",
-        "generate_video",
-        "run_flow",
         "write_document",
+        "generate_image",
+        "edit_flow_nodes",
+        "run_flow",
     ]
+
+
+def test_loading_a_domain_only_appends_to_what_was_visible():
+    # given a task that loaded documents, then image
+    before = [t.name for t in tools_visible(["documents", "image"])]
+
+    # when it loads flows (and, again, documents)
+    after = [t.name for t in tools_visible(["documents", "image", "flows", "documents"])]
+
+    # then nothing before moved: the earlier list is a prefix of the new one
+    assert after[: len(before)] == before and len(after) > len(before)
+
+
+def test_registration_order_changes_no_byte_of_the_offered_tools():
+    # given the same tools registered in two different orders
+    tools = [_tool("test_zebra", "image"), _tool("test_apple", "image"), _tool("test_mango", "base")]
+    with override(*tools):
+        first = [t.spec().as_openai() for t in tools_visible(["image"])]
+    with override(*reversed(tools)):
+        second = [t.spec().as_openai() for t in tools_visible(["image"])]
+
+    # then the offered tools are the same, in the same order
+    assert json.dumps(first, sort_keys=False) == json.dumps(second, sort_keys=False)
 
 
 def test_it_restores_the_registry_after_an_override():

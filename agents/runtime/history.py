@@ -1,0 +1,165 @@
+"""A task's history as the model reads it (DESIGN §7): segment summaries, append-only, then the steps after the
+last summary verbatim — each step as the messages it consumed, what the model said and proposed, and its tool
+results (a large result as a stub the model can read back with read_tool_result).
+
+A runner keeps one History per run. The first use reads the log; after that the runner appends each step it
+finishes from memory (while it holds the turn nobody else adds steps to this task), and compaction appends a
+segment and drops the steps it covers — so a step costs the same at step 300 as at step 3.
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from agents.models import ContextSegment, Step, Task, ToolCall, ToolCallStatus
+from agents.tokens import estimate_tokens
+from agents.tools.base import DOMAINS
+from agents.tools.readback import result_stub, result_text
+
+
+def dumps(value) -> str:
+    """The canonical JSON of everything the model is sent: the same value is always the same bytes."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def tool_message(call: ToolCall) -> dict:
+    text = result_text(call)
+    if len(text) > settings.LOMOTE_TOOL_RESULT_CONTEXT_CHARS:
+        # The original stays in the log; the model pages through it with read_tool_result instead of carrying it.
+        text = dumps(result_stub(call, text))
+    return {"role": "tool", "tool_call_id": call.provider_call_id or call.call_id, "content": text}
+
+
+def assistant_message(step: Step, calls: list[ToolCall]) -> dict:
+    message: dict = {"role": "assistant", "content": step.text or None}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": call.provider_call_id or call.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": dumps(call.input)},
+            }
+            for call in calls
+        ]
+    return message
+
+
+def segment_message(segment: ContextSegment) -> dict:
+    return {
+        "role": "system",
+        "content": f"[History, steps {segment.from_step}–{segment.to_step}, summarised by {segment.summariser}; "
+        f"the originals: read_history(from_step={segment.from_step}, to_step={segment.to_step})]\n{segment.summary}",
+    }
+
+
+@dataclass
+class StepEntry:
+    """One verbatim step in the history: its number, turn, rendered messages and their token estimate."""
+
+    number: int
+    turn_id: int
+    messages: list[dict]
+    tokens: int
+    texts: list[str] = field(default_factory=list)  # what it said and read, for an extractive summary
+    calls: list[ToolCall] = field(default_factory=list)
+
+
+class History:
+    def __init__(self, task: Task):
+        self.task = task
+        self.segments: list[ContextSegment] = []
+        self.steps: list[StepEntry] = []
+        self.loaded_domains: list[str] = []  # in the order they were loaded: the tools' order follows it
+        self.last_pk = 0
+        self.loaded = False
+
+    # --- reading the log once ---
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        self.segments = shown_segments(ContextSegment.objects.filter(task=self.task).order_by("number"))
+        start = self.segments[-1].to_step + 1 if self.segments else 0
+        steps = (
+            Step.objects.filter(turn__task=self.task, number__gte=start)
+            .order_by("number", "pk")
+            .prefetch_related("tool_calls", "consumed_messages")
+        )
+        for step in steps:
+            calls = sorted(step.tool_calls.all(), key=lambda c: c.index)
+            if any(not c.is_finished for c in calls):
+                break
+            consumed = sorted(step.consumed_messages.all(), key=lambda m: m.pk)
+            self.add(step, calls, [m.text for m in consumed])
+        loads = ToolCall.objects.filter(turn__task=self.task, name="load_tools", status=ToolCallStatus.DONE)
+        for domain in loads.order_by("step__number", "step_id", "index").values_list("input__domain", flat=True):
+            self._load_domain(domain)
+        self.loaded = True
+
+    # --- appending ---
+
+    def add(self, step: Step, calls: list[ToolCall], consumed_texts: list[str]) -> None:
+        """Append a finished step (ignored if already present)."""
+        if step.pk <= self.last_pk or (self.segments and step.number <= self.covered_to):
+            return
+        messages = [{"role": "user", "content": text} for text in consumed_texts]
+        messages.append(assistant_message(step, calls))
+        messages.extend(tool_message(call) for call in calls)
+        self.steps.append(
+            StepEntry(
+                number=step.number,
+                turn_id=step.turn_id,
+                messages=messages,
+                tokens=estimate_tokens(dumps(messages)),
+                texts=[*consumed_texts, step.text],
+                calls=calls,
+            )
+        )
+        for call in calls:
+            if call.name == "load_tools" and call.status == ToolCallStatus.DONE and isinstance(call.input, dict):
+                self._load_domain(call.input.get("domain"))
+        self.last_pk = step.pk
+
+    def append_segment(self, segment: ContextSegment) -> None:
+        """A new summary: it goes after the earlier ones (or, re-summarising them, replaces them)."""
+        self.segments = shown_segments([*self.segments, segment])
+        self.steps = [entry for entry in self.steps if entry.number > segment.to_step]
+
+    def _load_domain(self, domain) -> None:
+        if domain in DOMAINS and domain not in self.loaded_domains:
+            self.loaded_domains.append(domain)
+
+    # --- what the model reads ---
+
+    @property
+    def covered_to(self) -> int:
+        return self.segments[-1].to_step if self.segments else 0
+
+    def summary_messages(self) -> list[dict]:
+        return [segment_message(segment) for segment in self.segments]
+
+    def step_messages(self) -> list[dict]:
+        return [message for entry in self.steps for message in entry.messages]
+
+    @property
+    def summary_tokens(self) -> int:
+        return sum(segment.tokens for segment in self.segments)
+
+    @property
+    def step_tokens(self) -> int:
+        return sum(entry.tokens for entry in self.steps)
+
+
+def shown_segments(segments) -> list[ContextSegment]:
+    """The segments the context shows: each one no later segment covers, in order."""
+    shown: list[ContextSegment] = []
+    for segment in segments:
+        shown = [s for s in shown if s.from_step < segment.from_step]
+        shown.append(segment)
+    return shown

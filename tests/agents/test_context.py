@@ -1,0 +1,252 @@
+"""The context, layered and cache-stable (DESIGN §7, issue 12): the prefix keeps its bytes from step to step,
+compaction appends summaries and keeps recent steps verbatim, and a long task stays within its budget."""
+
+import pytest
+
+from agents.models import ContextSegment, InboxMessage, ModelProfile, Step, Task
+from agents.runtime import context as context_module
+from agents.runtime.compaction import KEEP_RECENT_STEPS, context_budget
+from agents.runtime.context import ProfileSnapshot, context_build
+from agents.runtime.history import History
+from agents.runtime.loop import turn_run
+from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from agents.tools.registry import override
+from tests.agents.conftest import says
+from tests.support.factories import InboxMessageFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+class SizedArgs(ToolArgs):
+    size: int = 100
+
+
+class Produce(Tool):
+    """A lookup whose output is as large as asked: mixed tool outputs for long runs."""
+
+    name = "test_produce"
+    description = "Produce an output of the given size (test tool)."
+    Args = SizedArgs
+
+    def run(self, ctx: ToolContext, args: SizedArgs) -> ToolResult:
+        return ToolResult(content={"text": ("palette swatch " * (args.size // 15 + 1))[: args.size]})
+
+
+@pytest.fixture
+def produce():
+    with override(Produce):
+        yield
+
+
+def _window(workspace, tokens: int) -> ModelProfile:
+    return ModelProfile.objects.create(workspace=workspace, name="small", is_default=True, context_tokens=tokens)
+
+
+def _run(task: Task, tools, turns: int = 1) -> list[str]:
+    outcomes = []
+    for _ in range(turns):
+        turn = tools.start_turn(task)
+        outcomes.append(turn_run(turn_id=turn.pk, generation=turn.generation))
+    return outcomes
+
+
+def _steps(task: Task) -> list[Step]:
+    return list(Step.objects.filter(turn__task=task).order_by("number"))
+
+
+def _prefix(model, index: int) -> str:
+    """The rendered prefix of the index-th request (what the step recorded the hash of)."""
+    request = model.requests[index]
+    return request.state["_prefix"]
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Keep each built context's prefix bytes on its request, so a test can compare them."""
+    real = context_module.context_build
+
+    def build(**kwargs):
+        built = real(**kwargs)
+        built.request.state["_prefix"] = built.prefix
+        built.request.state["_built"] = built
+        return built
+
+    monkeypatch.setattr("agents.runtime.loop.context_build", build)
+
+
+def test_the_prefix_is_byte_identical_from_step_to_step(task, tools, script, recorded, settings):
+    # given a model that works for six steps without loading anything
+    settings.LOMOTE_MAX_STEPS_PER_TURN = 6
+    model = script([says("Looking.", ("test_noop", {}))])
+
+    # when the turn runs
+    _run(task, tools)
+
+    # then every request had the same prefix bytes, and every step recorded the same hash
+    prefixes = {_prefix(model, i) for i in range(len(model.requests))}
+    assert len(model.requests) == 6 and len(prefixes) == 1
+    assert len({s.prefix_hash for s in _steps(task)}) == 1
+    # and the history grows by appending: each request's messages before the tail start the next one's
+    for earlier, later in zip(model.requests, model.requests[1:], strict=False):
+        history = earlier.messages[:-1]  # without the tail (no input: nothing new was posted)
+        assert later.messages[: len(history)] == history
+
+
+def test_loading_a_domain_appends_tools_and_keeps_their_earlier_bytes(task, tools, script, recorded):
+    # given a model that loads the documents domain at its second step
+    model = script(
+        [
+            says("Reading.", ("test_noop", {})),
+            says("Loading.", ("load_tools", {"domain": "documents"})),
+            says("Reading again.", ("test_noop", {})),
+            says("Done."),
+        ]
+    )
+
+    # when the turn runs
+    _run(task, tools)
+
+    # then the prefix changed once, when the domain was loaded: the old tool lines are the start of the new
+    steps = _steps(task)
+    assert steps[0].prefix_hash == steps[1].prefix_hash != steps[2].prefix_hash == steps[3].prefix_hash
+    before, after = (model.requests[i].state["_built"].layers[1].content for i in (1, 2))
+    assert after[: len(before)] == before and len(after) > len(before)
+    assert steps[2].visible_tools[: len(steps[1].visible_tools)] == steps[1].visible_tools
+    assert {"edit_document", "write_document"} <= set(steps[2].visible_tools) - set(steps[1].visible_tools)
+
+
+def test_a_new_profile_version_changes_the_prefix(task, tools, script, recorded, monkeypatch, settings):
+    settings.LOMOTE_MAX_STEPS_PER_TURN = 2
+    script([says("Looking.", ("test_noop", {}))])
+    _run(task, tools)
+    monkeypatch.setattr(context_module, "profile_snapshot", lambda task: ProfileSnapshot(2, "Prefers warm colours."))
+    _run(task, tools)
+
+    first, _, third, fourth = _steps(task)
+    assert first.prefix_hash != third.prefix_hash == fourth.prefix_hash
+
+
+def test_shuffled_tool_registration_changes_no_byte(task, lease_for):
+    class Zebra(Produce):
+        name = "test_zebra"
+
+    class Apple(Produce):
+        name = "test_apple"
+
+    with override(Zebra, Apple):
+        first = context_build(task=task, turn=None, lease=lease_for(task), history=History(task)).prefix
+    with override(Apple, Zebra):
+        second = context_build(task=task, turn=None, lease=lease_for(task), history=History(task)).prefix
+    assert first == second
+
+
+@pytest.fixture
+def lease_for():
+    from types import SimpleNamespace
+
+    def lease(task, tokens=128_000):
+        return SimpleNamespace(model="script-1", params={}, provider="scripted", context_tokens=tokens)
+
+    return lease
+
+
+def test_compaction_appends_a_summary_and_keeps_the_recent_steps_verbatim(
+    task, tools, script, recorded, produce, settings, workspace
+):
+    # given a task on a small model whose steps return mid-sized outputs
+    _window(workspace, 16_000)
+    settings.LOMOTE_MAX_STEPS_PER_TURN = 40
+    model = script([says("Checking the palette again.", ("test_produce", {"size": 1500}))])
+
+    # when it works long enough to pass the high-water mark twice
+    _run(task, tools)
+
+    # then summaries were appended, each after the earlier ones, covering whole steps in order
+    segments = list(ContextSegment.objects.filter(task=task).order_by("number"))
+    assert len(segments) >= 2
+    assert segments[0].from_step == 1
+    for earlier, later in zip(segments, segments[1:], strict=False):
+        assert later.from_step == earlier.to_step + 1
+    assert all(s.summariser == "extractive" and s.summary.startswith("Extractive summary") for s in segments)
+
+    # and at each compaction the prefix only grew: the old bytes are the start of the new ones
+    prefixes = [_prefix(model, i) for i in range(len(model.requests))]
+    for before, after in zip(prefixes, prefixes[1:], strict=False):
+        assert after.startswith(before)
+
+    # and the request right after a compaction shows the newest steps exactly as the request before it did
+    changed = next(i for i in range(1, len(prefixes)) if prefixes[i] != prefixes[i - 1])
+    before, after = model.requests[changed - 1].messages, model.requests[changed].messages
+    recent = [m for m in before[:-1] if m["role"] in ("assistant", "tool")][-2 * KEEP_RECENT_STEPS :]
+    assert all(message in after for message in recent)
+
+    # and the originals are all still in the log
+    assert Step.objects.filter(turn__task=task).count() == 40
+
+
+def test_a_300_step_task_never_exceeds_its_context_budget(task, tools, script, produce, settings, workspace):
+    # given a task on a 9k-token model, with mixed outputs: small, mid-sized, and larger than the context shows
+    profile = _window(workspace, 9000)
+    settings.LOMOTE_MAX_STEPS_PER_TURN = 50
+    sizes = [80, 1200, 30_000, 300, 2500]
+    responses = [
+        says(f"Step {n}: comparing swatches.", ("test_produce", {"size": sizes[n % len(sizes)]})) for n in range(300)
+    ]
+    model = script(responses)
+
+    # when it runs 300 steps over six turns
+    _run(task, tools, turns=6)
+
+    # then no request passed the budget, history was compacted, and nothing was lost from the log
+    budget = context_budget(profile.context_tokens)
+    steps = _steps(task)
+    assert len(steps) == 300 and len(model.requests) == 300
+    assert max(s.context_tokens for s in steps) <= budget
+    assert ContextSegment.objects.filter(task=task).count() >= 5
+    assert [s.number for s in steps] == list(range(1, 301))
+
+
+# --- what the model sees, over REST ----------------------------------------------------------------------------
+
+
+def test_the_context_endpoint_shows_each_layer_and_changes_nothing(task, tools, script, client_for, carol, workspace):
+    # given a task that ran two steps and has a new message waiting
+    script([says("Looking.", ("test_noop", {})), says("Done.")])
+    _run(task, tools)
+    InboxMessageFactory(task=task, text="Make the third poster warmer")
+    before = (
+        Step.objects.count(),
+        ContextSegment.objects.count(),
+        InboxMessage.objects.filter(status="pending").count(),
+    )
+
+    # when a viewer asks what the next decision would see
+    response = client_for(carol).get(f"/api/v1/workspaces/{workspace.pk}/tasks/{task.pk}/context/")
+
+    # then every layer is there, stable first, with its tokens, hash and content; the prefix hash is the last step's
+    assert response.status_code == 200
+    body = response.json()
+    assert [layer["name"] for layer in body["layers"]] == [
+        "system",
+        "tools",
+        "profile",
+        "summaries",
+        "history",
+        "tail",
+        "input",
+    ]
+    layers = {layer["name"]: layer for layer in body["layers"]}
+    assert all(len(layer["hash"]) == 64 and layer["tokens"] >= 0 for layer in body["layers"])
+    assert layers["input"]["content"] == [{"role": "user", "content": "Make the third poster warmer"}]
+    assert '"goal_revision":1' in layers["tail"]["content"][0]["content"]
+    assert body["prefix_hash"] == _steps(task)[-1].prefix_hash
+    assert body["tokens"] == sum(layer["tokens"] for layer in body["layers"]) and body["tokens"] < body["budget"]
+    assert body["visible_tools"][: len(layers["tools"]["content"])] == [
+        t["function"]["name"] for t in layers["tools"]["content"]
+    ]
+    # and nothing ran or moved
+    assert before == (
+        Step.objects.count(),
+        ContextSegment.objects.count(),
+        InboxMessage.objects.filter(status="pending").count(),
+    )
