@@ -16,7 +16,7 @@ from django.conf import settings
 from agents.models import ContextSegment, Step, Task, ToolCall, ToolCallStatus
 from agents.tokens import estimate_tokens
 from agents.tools.base import DOMAINS
-from agents.tools.readback import result_stub, result_text
+from agents.tools.readback import result_for_context
 
 
 def dumps(value) -> str:
@@ -29,11 +29,9 @@ def digest(text: str) -> str:
 
 
 def tool_message(call: ToolCall) -> dict:
-    text = result_text(call)
-    if len(text) > settings.LOMOTE_TOOL_RESULT_CONTEXT_CHARS:
-        # The original stays in the log; the model pages through it with read_tool_result instead of carrying it.
-        text = dumps(result_stub(call, text))
-    return {"role": "tool", "tool_call_id": call.provider_call_id or call.call_id, "content": text}
+    # A large outcome stays in the log; the model pages through it with read_tool_result instead of carrying it.
+    content = result_for_context(call, settings.LOMOTE_TOOL_RESULT_CONTEXT_CHARS)
+    return {"role": "tool", "tool_call_id": call.provider_call_id or call.call_id, "content": content}
 
 
 def assistant_message(step: Step, calls: list[ToolCall]) -> dict:
