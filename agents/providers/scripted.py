@@ -6,11 +6,17 @@ through the same validation, permission checks and log as a real model's. Same r
 
 What it does, in order, at each step:
 1. An earlier call's outcome is unknown → call `read_task_state` and nothing else (DESIGN §11).
+1b. A new message changes what the task must deliver (`goal_change` says when: a replacement cue with another
+   deliverable or purpose, or a restated goal) → `revise_goal` with the new brief, then re-plan: pending items
+   of the old goal are skipped saying why, finished ones stay as they are, items in progress finish, and the new
+   brief's items are planned after them. Added detail ("make the text bigger") is not a new goal: see 3b.
 2. No checklist yet → derive items from the brief (a counted series, a numbered or bulleted list, a short
    "a, b and c" list, else one item) and call `read_task_state` + `update_checklist`.
 3. Generation results from the previous step → mark items whose artifact already exists as done, otherwise
    report what was submitted or failed and stop (the runtime suspends for jobs; a failed paid action is
    never retried behind the person's back).
+3b. A new message asking to change finished work ("make the posters warmer") → reopen the finished items with
+   the change as their evidence; their new versions are made as the next steps.
 4. Items in progress whose artifact has landed since (a job finished between turns; the checklist state may
    carry each item's `artifacts`) → mark them done.
 5. Pending items whose kind (STRATEGIES below) has a visible tool → mark them in progress, then call the
@@ -35,12 +41,14 @@ from typing import Any
 from agents.exceptions import ModelConfigError
 from agents.models import ProviderKind
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
+from agents.providers.goal_change import goal_change
 from agents.providers.skeleton import skeleton
 from lomote.kernel.subjects import request_subject
 
 MODEL_NAME = "lomote-scripted-planner-1"
 MAX_ITEMS = 12
 MAX_GENERATIONS_PER_STEP = 6
+MAX_UPDATES = 50  # update_checklist takes at most this many `updates` per call
 MAX_TITLE = 120
 SHORT_REQUEST_WORDS = 5  # a request this short that names only a kind ("an animated logo") is its own title
 MAX_PROMPT = 1000
@@ -255,6 +263,11 @@ WORDS: dict[str, dict[str, str]] = {
         "status_skipped": "skipped",
         "needs_confirmation": " (needs your confirmation)",
         "revising": "you asked for a change to finished work (“{text}”): I will make new versions of {items}.",
+        "goal_changed": (
+            "you changed what this task must deliver (“{text}”). The brief is now “{brief}” (goal revision "
+            "{revision}); I re-plan for it, keeping what is already done:"
+        ),
+        "goal_dropped": "Skipped: no longer part of the goal (goal revision {revision}).",
         "searching": "I am looking for the image to start from: {query}.",
         "prose_needs_model": (
             "I cannot write {items}: I am Lomote's scripted planner, not a language model. Writing text needs a "
@@ -328,6 +341,11 @@ WORDS: dict[str, dict[str, str]] = {
         "status_skipped": "ignorée",
         "needs_confirmation": " (à confirmer par vous)",
         "revising": "vous demandez une modification (« {text} ») : je fais de nouvelles versions de {items}.",
+        "goal_changed": (
+            "vous changez ce que cette tâche doit livrer (« {text} »). La demande est désormais « {brief} » "
+            "(révision {revision} de l’objectif) ; je refais le plan en gardant ce qui est déjà fait :"
+        ),
+        "goal_dropped": "Ignorée : ne fait plus partie de l’objectif (révision {revision} de l’objectif).",
         "searching": "je cherche l’image de départ : {query}.",
         "prose_needs_model": (
             "Je ne peux pas écrire {items} : je suis le planificateur scripté de Lomote, pas un modèle de langage. "
@@ -712,15 +730,51 @@ class _Planner:
             if self.can("read_task_state"):
                 return Decision([self.words["unknown_check"].format(names=names)], [("read_task_state", {})])
             return Decision([self.words["unknown_blind"].format(names=names)])
+        generated = [r for r in self.results if r.get("name") in GENERATION_TOOLS]
+        goal = self.goal()
+        if goal is not None:
+            # Messages are read once: the new goal is acted on now, with what the last generations produced.
+            landed = self.after_generation(generated) if generated else Decision([])
+            return Decision([*landed.lines, *goal.lines], [*landed.calls, *goal.calls])
         if not self.checklist:
             return self.plan()
-        generated = [r for r in self.results if r.get("name") in GENERATION_TOOLS]
         if generated:
             return self.after_generation(generated)
         revision = self.revision()
         if revision is not None:
             return revision
         return self.progress()
+
+    def goal(self) -> Decision | None:
+        """A new message changing what the task must deliver: revise the goal and re-plan for it.
+
+        Pending items of the old goal are skipped, saying why; done and skipped ones stay as they are; items in
+        progress (a job in flight) finish. Several such messages: each reads the brief the previous one made.
+        """
+        if not (self.can("revise_goal") and self.can("update_checklist")):
+            return None
+        brief, change = self.task.get("brief") or "", None
+        for message in self.messages:
+            found = goal_change(message.get("text") or "", brief=brief, lang=self.task.get("language") or self.lang)
+            if found is not None:
+                brief, change = found.brief, found
+        if change is None:
+            return None
+        w = self.words
+        revision = int(self.task.get("goal_revision") or 1) + 1
+        calls: list[tuple[str, dict[str, Any]]] = [("revise_goal", {"brief": change.brief, "reason": change.reason})]
+        dropped = [i for i in self.checklist if i.get("status") == "pending"]
+        evidence = w["goal_dropped"].format(revision=revision)
+        for start in range(0, len(dropped), MAX_UPDATES):
+            updates = [
+                {"position": i["position"], "status": "skipped", "evidence": evidence}
+                for i in dropped[start : start + MAX_UPDATES]
+            ]
+            calls.append(("update_checklist", {"updates": updates}))
+        titles = items_from_brief(change.brief, self.lang)
+        calls.append(("update_checklist", {"items": [{"title": t, "needs_confirmation": False} for t in titles]}))
+        line = w["goal_changed"].format(text=_short(change.reason), brief=_short(change.brief, 160), revision=revision)
+        return Decision([line, *(f"{n}. {t}" for n, t in enumerate(titles, 1))], calls)
 
     def revision(self) -> Decision | None:
         """A new message asking to change finished items: reopen them with the change as evidence."""
