@@ -239,11 +239,13 @@ def compaction_run(
 def _resummarise(provider, lease: ModelLease, earlier: str, latest: str) -> tuple[str, str]:
     """One summary for everything summarised so far (the summaries outgrew their share of the budget)."""
     text = earlier + "\n\n" + latest
+    reason = ""
     if provider is not None and lease.provider not in NOT_A_WRITER:
         entry = StepEntry(number=0, turn_id=0, messages=[{"role": "user", "content": text}], tokens=0)
         try:
             return model_summary(provider, lease, [entry]), lease.model
         except ModelError as exc:
             logger.warning("re-summarising with %s failed (%s)", lease.model, exc.code)
+            reason = f"; the model failed: {exc.code}"
     lines = [line for line in text.splitlines() if line.strip() and not line.startswith("Extractive summary")]
-    return _within("Extractive summary of the earlier summaries (no model wrote it):", lines), EXTRACTIVE
+    return _within(f"Extractive summary of the earlier summaries (no model wrote it{reason}):", lines), EXTRACTIVE

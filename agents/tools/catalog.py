@@ -9,6 +9,7 @@ from agents.tools.base_tools import AskUser, LoadTools, ReadArtifact, ReadTaskSt
 from agents.tools.documents import EditDocument, WriteDocument
 from agents.tools.flows import EditFlowNodes, RunFlow
 from agents.tools.generation import Generate3D, GenerateImage, GenerateVideo
+from agents.tools.goals import ReviseGoal
 from agents.tools.readback import ReadHistory, ReadToolResult
 
 TOOLS: tuple[type[Tool], ...] = (
@@ -21,6 +22,7 @@ TOOLS: tuple[type[Tool], ...] = (
     LoadTools,
     ReadToolResult,
     ReadHistory,
+    ReviseGoal,
     # image, video, 3d
     GenerateImage,
     GenerateVideo,

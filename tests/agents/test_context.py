@@ -250,3 +250,87 @@ def test_the_context_endpoint_shows_each_layer_and_changes_nothing(task, tools, 
         ContextSegment.objects.count(),
         InboxMessage.objects.filter(status="pending").count(),
     )
+
+
+# --- who writes the summary, and who may ------------------------------------------------------------------
+
+
+def _long_history(task, tools, script, settings, workspace, steps=12):
+    _window(workspace, 1_000_000)  # no compaction while the history is made
+    settings.LOMOTE_MAX_STEPS_PER_TURN = steps
+    script([says("Checking the palette again.", ("test_produce", {"size": 1500}))])
+    _run(task, tools)
+    history = History(task)
+    history.load()
+    return history
+
+
+def _lease(provider: str, tokens: int):
+    from agents.models import ModelLease
+
+    return ModelLease(provider=provider, model="writer-1", params={}, context_tokens=tokens)
+
+
+def test_the_tasks_model_writes_the_summary_and_a_failing_model_leaves_an_extractive_one(
+    task, tools, script, produce, settings, workspace
+):
+    from agents.exceptions import ModelError
+    from agents.runtime.compaction import compaction_run
+
+    history = _long_history(task, tools, script, settings, workspace, steps=20)
+    tokens = history.step_tokens + 3000
+    window = int(tokens / 0.74)  # just past the high-water mark: one segment of the oldest steps
+    writer = script([says("The person wants warm retro posters; palette checked 8 times.")])
+
+    # when a language model's task compacts
+    segment = compaction_run(
+        task=task, lease=_lease("openai_compat", window), history=history, provider=writer, request_tokens=tokens
+    )
+
+    # then its own model wrote the summary, from the steps themselves, told not to invent
+    assert (segment.summariser, segment.summary) == (
+        "writer-1",
+        "The person wants warm retro posters; palette checked 8 times.",
+    )
+    assert "Do not invent" in writer.requests[-1].messages[0]["content"] and writer.requests[-1].tools == []
+
+    # when the model fails the next time
+    def fail(index, request):
+        raise ModelError("down", code="model_unavailable", retryable=True)
+
+    failing = script([says("unused")], on_call=fail)
+    tokens = history.step_tokens + history.summary_tokens + 3000
+    window = int(tokens / 0.74)
+    more = compaction_run(
+        task=task, lease=_lease("openai_compat", window), history=history, provider=failing, request_tokens=tokens
+    )
+
+    # then the segment is still written, extractive, and says why
+    assert more.summariser == "extractive"
+    head = more.summary.splitlines()[0]
+    assert head.startswith("Extractive summary") and "no model wrote it; the model failed: model_unavailable" in head
+
+
+def test_a_worker_that_lost_its_turn_writes_no_summary(task, tools, script, produce, settings, workspace):
+    from agents.exceptions import Fenced
+    from agents.models import Turn
+    from agents.runtime.compaction import compaction_run
+
+    history = _long_history(task, tools, script, settings, workspace)
+    turn = Turn.objects.filter(task=task).get()
+    tokens = history.step_tokens + 3000
+
+    # when a compaction runs under a fence its turn no longer holds (the turn ended, a newer generation took it)
+    with pytest.raises(Fenced):
+        compaction_run(
+            task=task,
+            lease=_lease("scripted", tokens),
+            history=history,
+            provider=None,
+            request_tokens=tokens,
+            fence=(turn.pk, turn.generation + 1),
+        )
+
+    # then nothing was written and the history in memory is unchanged
+    assert not ContextSegment.objects.filter(task=task).exists()
+    assert history.segments == [] and len(history.steps) == 12
