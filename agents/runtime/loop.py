@@ -120,6 +120,7 @@ class TurnRunner:
     def _step(self, task_id: int, last: Step | None, last_calls: list[ToolCall]):
         task = Task.objects.get(pk=task_id)  # fresh brief, title, goal revision
         index = (last.index if last else 0) + 1
+
         def build():
             return context_build(
                 task=task,
