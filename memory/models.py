@@ -14,6 +14,7 @@ from workspace.models import Workspace
 
 
 class EvidenceKind(models.TextChoices):
+    STATEMENT = "statement", "Stated directly to memory (the memory panel or the API)"
     MAIN_MESSAGE = "main_message", "A person's message to Main"
     TASK_MESSAGE = "task_message", "A person's message in a task"
     ARTIFACT_VERSION = "artifact_version", "A document version"
@@ -24,7 +25,12 @@ class EvidenceKind(models.TextChoices):
 
 # What a person said themselves: only these can become facts or preferences about them. Tool output, web
 # content and the agent's own words become hypotheses at most (seed §7.1).
-PERSON_EVIDENCE = (EvidenceKind.MAIN_MESSAGE, EvidenceKind.TASK_MESSAGE, EvidenceKind.ARTIFACT_VERSION)
+PERSON_EVIDENCE = (
+    EvidenceKind.STATEMENT,
+    EvidenceKind.MAIN_MESSAGE,
+    EvidenceKind.TASK_MESSAGE,
+    EvidenceKind.ARTIFACT_VERSION,
+)
 
 
 class Evidence(models.Model):
