@@ -24,7 +24,7 @@ def estimate_tokens(text: str) -> int:
         piece = match.group()
         first = piece[0]
         if first.isalpha():
-            wide = sum(1 for ch in piece if ord(ch) >= _CJK_START)
+            wide = 0 if piece.isascii() else sum(1 for ch in piece if ord(ch) >= _CJK_START)
             total += wide + (_ceil(len(piece) - wide, 6) if len(piece) > wide else 0)
         elif first.isdigit():
             total += _ceil(len(piece), 3)

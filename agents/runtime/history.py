@@ -114,7 +114,7 @@ class History:
                 number=step.number,
                 turn_id=step.turn_id,
                 messages=messages,
-                tokens=estimate_tokens(dumps(messages)),
+                tokens=estimate_tokens("\n".join(dumps(m) for m in messages)),
                 texts=[*consumed_texts, step.text],
                 calls=calls,
             )

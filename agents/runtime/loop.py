@@ -122,14 +122,16 @@ class TurnRunner:
         index = (last.index if last else 0) + 1
 
         def build():
-            return context_build(
-                task=task,
-                turn=self.turn,
-                lease=self.lease,
-                history=self.history,
-                last_index=index - 1,
-                last_calls=last_calls if last else None,
-            )
+            # One read-only transaction: the whole context from one snapshot, in one round of commits.
+            with transaction.atomic():
+                return context_build(
+                    task=task,
+                    turn=self.turn,
+                    lease=self.lease,
+                    history=self.history,
+                    last_index=index - 1,
+                    last_calls=last_calls if last else None,
+                )
 
         built = build()
         if compaction_run(

@@ -66,7 +66,7 @@ def recorded(monkeypatch):
     real = context_module.context_build
 
     def build(**kwargs):
-        built = real(**kwargs)
+        built = real(**kwargs, detail=True)
         built.request.state["_prefix"] = built.prefix
         built.request.state["_built"] = built
         return built
