@@ -315,6 +315,9 @@ class Step(models.Model):
     prefix_hash = models.CharField(max_length=64, blank=True)
     context_tokens = models.PositiveIntegerField(default=0)
     visible_tools = models.JSONField(default=list, blank=True)
+    # The long-term memory it was shown (DESIGN §8): {"profile_version", "versions": [memory version ids],
+    # "recall": "ok" | "timed_out" | "failed"} — what a forget follows to the outputs that relied on it.
+    memory = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

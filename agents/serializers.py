@@ -307,6 +307,7 @@ class StepOut(serializers.ModelSerializer):
             "prefix_hash",
             "context_tokens",
             "visible_tools",
+            "memory",
             "consumed_message_ids",
             "created_at",
             "tool_calls",
@@ -317,6 +318,7 @@ class StepOut(serializers.ModelSerializer):
             "prefix_hash": {"help_text": "SHA-256 of the stable prefix the model was sent (DESIGN §7)."},
             "context_tokens": {"help_text": "Our estimate of the whole request, in tokens."},
             "visible_tools": {"help_text": "The tools the model could call, in the order it saw them."},
+            "memory": {"help_text": "The long-term memory it was shown: profile version, memory versions, recall."},
         }
 
 
@@ -478,7 +480,7 @@ class FlowRunRequestOut(FlowRunOut):
 
 class ContextLayerOut(serializers.Serializer):
     name = serializers.ChoiceField(
-        choices=["system", "tools", "profile", "summaries", "history", "tail", "input"],
+        choices=["system", "tools", "profile", "summaries", "recall", "history", "tail", "input"],
         help_text="Stable first: system, tools, profile and summaries make the prefix.",
     )
     tokens = serializers.IntegerField(help_text="Estimated tokens.")

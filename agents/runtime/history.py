@@ -76,6 +76,8 @@ class History:
         self.loaded_domains: list[str] = []  # in the order they were loaded: the tools' order follows it
         self.last_pk = 0
         self.loaded = False
+        self.recall = None  # the memories recalled for this run's goal (agents/runtime/context.py)
+        self.recall_key: tuple | None = None
 
     # --- reading the log once ---
 

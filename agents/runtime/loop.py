@@ -165,6 +165,7 @@ class TurnRunner:
                 prefix_hash=built.prefix_hash,
                 context_tokens=built.tokens,
                 visible_tools=built.visible_tools,
+                memory=built.memory,
             )
             calls = ToolCall.objects.bulk_create(
                 [
