@@ -3,3 +3,4 @@ from django.apps import AppConfig
 
 class MemoryConfig(AppConfig):
     name = "memory"
+    verbose_name = "Memory"
