@@ -3,7 +3,8 @@
 - a generation job settled (workspace) → the task waiting on it wakes (wakeups.task_job_settled);
 - spending was approved (billing) → the task waiting for that approval wakes (wakeups.task_spending_approved);
 - a task's title, brief or summary was saved → the Router's search row for it follows (task_index);
-- a Flow node calls a model (workspace asks through its text hooks) → the model providers answer (flow_nodes).
+- a Flow node calls a model (workspace asks through its text hooks) → the model providers answer (flow_nodes);
+- memory extracts memories from evidence (its extractor hook) → the task's model reads it (memory_feed).
 
 Publishers hold their own locks (the job, the workspace row) when they publish, and task writers lock the
 task first; so the wake-ups run after the publisher's commit, in their own transaction. If the process dies
@@ -15,10 +16,12 @@ from django.db.models.signals import post_save
 
 from agents.models import Task
 from agents.providers import flow_nodes
+from agents.services import memory_feed
 from agents.services.task_index import on_task_saved
 from agents.services.wakeups import task_job_settled, task_spending_approved
 from billing.domain_events import APPROVAL_GRANTED
 from lomote.kernel import domain_events
+from memory.domain_events import extractor_install
 from workspace.domain_events import JOB_SETTLED, text_hooks_install
 
 
@@ -39,3 +42,4 @@ def install() -> None:
     # saves naming only other fields (the runtime's status moves) return at once.
     post_save.connect(on_task_saved, sender=Task, dispatch_uid="agents.task_index")
     text_hooks_install(generate=flow_nodes.generate, choose=flow_nodes.choose)
+    extractor_install(memory_feed.model_extractor)

@@ -44,6 +44,7 @@ from agents.models import (
 from agents.services.card_actions import card_act, card_reply
 from agents.services.cards import card_open, card_resolve
 from agents.services.inbox import message_post
+from agents.services.memory_feed import main_message_recorded
 from agents.services.task_index import TaskIndex, task_duplicates_find, task_index_get
 from agents.services.tasks import task_create
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
@@ -633,7 +634,8 @@ def _record(
     router: RouterResult | None = None,
     router_chars: int = 0,
 ) -> MainMessage:
-    """Store the Main message and its routing, and append the "main.message" event (caller's transaction)."""
+    """Store the Main message and its routing, append the "main.message" event and record the words as memory
+    evidence (caller's transaction)."""
     record = MainMessage.objects.create(
         workspace=message.access.workspace,
         author=message.access.user,
@@ -664,6 +666,7 @@ def _record(
             "by": message.access.actor,
         },
     )
+    main_message_recorded(record)  # the person's words become memory evidence, extracted after commit
     return record
 
 
