@@ -43,6 +43,7 @@ from workspace.selectors import Access
 logger = logging.getLogger(__name__)
 
 GOAL_CANDIDATES = 40  # ranked goal matches read from the database; the token budget cuts further
+RANKED_WINDOW = 5 * GOAL_CANDIDATES  # best-ranked search rows checked against recall's rules
 STANDING_PREFERENCES = 6  # the person's own durable preferences, newest first
 HYPOTHESIS_WEIGHT = 0.5
 ITEM_OVERHEAD_TOKENS = 4  # what the context spends around each memory (its kind, a bullet, a newline)
@@ -204,36 +205,33 @@ class _Deadline:
             self.replaced = replaced
 
 
+# The portable path (SQLite) reads with the ORM, several statements; PostgreSQL reads everything in ONE
+# statement, the same rules written in SQL: recall runs before every turn, and compiling ORM queries and their
+# round trips cost more than the search itself. The tests run both paths against the same expectations.
+
+
+def _in_profile(workspace_id: int) -> QuerySet[ProfileEntry]:
+    """The version ids the current profile carries (the context's prefix shows them already)."""
+    latest = ProfileVersion.objects.filter(workspace_id=workspace_id).order_by("-number").values("pk")[:1]
+    return ProfileEntry.objects.filter(profile_id=latest, version__isnull=False).order_by().values("version_id")
+
+
 def _recallable(workspace_id: int, person_id: int | None) -> QuerySet[MemoryVersion]:
     """Active versions with content that recall may show: not instructions, not another person's, not in the
     current profile."""
     scope = Q(memory__scope=MemoryScope.WORKSPACE)
     if person_id is not None:
         scope |= Q(memory__scope=MemoryScope.PERSON, memory__person_id=person_id)
-    latest = ProfileVersion.objects.filter(workspace_id=workspace_id).order_by("-number").values("pk")[:1]
-    in_profile = ProfileEntry.objects.filter(profile_id=latest, version__isnull=False).values("version_id")
     return (
         MemoryVersion.objects.filter(scope, workspace_id=workspace_id, status=VersionStatus.ACTIVE)
         .exclude(kind=MemoryKind.INSTRUCTION)
         .exclude(content="")
-        .exclude(pk__in=in_profile)
+        .exclude(pk__in=_in_profile(workspace_id))
+        .order_by()
     )
 
 
 _FIELDS = ("pk", "memory_id", "kind", "memory__subject", "content")
-
-
-def _standing(workspace_id: int, person_id: int | None, deadline: _Deadline) -> list[tuple]:
-    if person_id is None:
-        return []
-    deadline.arm()
-    rows = (
-        _recallable(workspace_id, person_id)
-        .filter(memory__scope=MemoryScope.PERSON, kind=MemoryKind.PREFERENCE)
-        .order_by("-valid_from", "-pk")
-        .values_list(*_FIELDS)[:STANDING_PREFERENCES]
-    )
-    return list(rows)
 
 
 def _rarity(total: int, found: int) -> float:
@@ -244,81 +242,129 @@ def _weight(kind: str) -> float:
     return HYPOTHESIS_WEIGHT if kind == MemoryKind.HYPOTHESIS else 1.0
 
 
-def _goal_hits_postgresql(
+def _recall_rows_portable(
     workspace_id: int, person_id: int | None, terms: list[str], deadline: _Deadline
-) -> list[tuple]:
-    """One statement: the workspace's search rows matching any term (GIN index), each term's document
-    frequency among them, and the best GOAL_CANDIDATES recallable versions by summed rarity of their terms."""
-    versions = _recallable(workspace_id, person_id).values("pk")
-    versions_sql, versions_params = versions.query.sql_with_params()
-    index = MemoryIndex._meta.db_table
-    n = len(terms)
-    marks = ", ".join(f"(v @@ to_tsquery('simple', %s))::int AS m{i}" for i in range(n))
-    counts = ", ".join(f"sum(m{i}) AS d{i}" for i in range(n))
-    rank = " + ".join(f"m{i} * (ln((total + 1.0) / (d{i} + 1.0)) + {RARE_FLOOR})" for i in range(n))
-    # Table names come from model meta and the placeholders from `terms`' length; every value is a parameter.
-    sql = f"""
-        WITH hits AS MATERIALIZED (
-            SELECT version_id, {FTS_DOCUMENT} AS v FROM {index}
-            WHERE workspace_id = %s AND {FTS_DOCUMENT} @@ to_tsquery('simple', %s)
-        ),
-        marks AS MATERIALIZED (SELECT version_id, {marks} FROM hits),
-        stats AS (SELECT (SELECT count(*) FROM {index} WHERE workspace_id = %s) AS total, {counts} FROM marks)
-        SELECT marks.version_id, ({rank}) AS rank
-        FROM marks CROSS JOIN stats
-        WHERE marks.version_id IN ({versions_sql})
-        ORDER BY rank DESC, marks.version_id DESC
-        LIMIT %s
-    """  # noqa: S608
-    params = [workspace_id, " | ".join(f"{t}:*" for t in terms), *(f"{t}:*" for t in terms), workspace_id]
-    params += [*versions_params, GOAL_CANDIDATES]
-    deadline.arm()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        ranked = cursor.fetchall()
-    return _with_content(ranked, deadline)
-
-
-def _goal_hits_portable(workspace_id: int, person_id: int | None, terms: list[str], deadline: _Deadline) -> list[tuple]:
-    """The same ranking where there is no full-text index (SQLite): icontains, then word-prefix matches."""
+) -> tuple[list[tuple], list[tuple]]:
+    """(standing, goal) rows of (id, memory id, kind, subject, content), each best first, with the ORM:
+    icontains finds candidate search rows, word-prefix matches in Python rank them."""
+    standing: list[tuple] = []
+    if person_id is not None:
+        deadline.arm()
+        standing = list(
+            _recallable(workspace_id, person_id)
+            .filter(memory__scope=MemoryScope.PERSON, kind=MemoryKind.PREFERENCE)
+            .order_by("-valid_from", "-pk")
+            .values_list(*_FIELDS)[:STANDING_PREFERENCES]
+        )
+    if not terms:
+        return standing, []
     deadline.arm()
     rows = MemoryIndex.objects.filter(workspace_id=workspace_id)
     total = rows.count()
-    candidates = list(
-        rows.filter(reduce(operator.or_, [Q(document__icontains=t) for t in terms])).values_list(
-            "version_id", "document"
-        )
-    )
+    candidates = rows.filter(reduce(operator.or_, [Q(document__icontains=t) for t in terms]))
     patterns = [re.compile(rf"\b{t}") for t in terms]
-    marks = {vid: [1 if p.search(document) else 0 for p in patterns] for vid, document in candidates}
-    found = [sum(m[i] for m in marks.values()) for i in range(len(terms))]
-    rarity = [_rarity(total, f) for f in found]
+    marks = {v: [bool(p.search(doc)) for p in patterns] for v, doc in candidates.values_list("version_id", "document")}
+    rarity = [_rarity(total, sum(m[i] for m in marks.values())) for i in range(len(terms))]
+    ranks = {v: sum(r for hit, r in zip(m, rarity, strict=True) if hit) for v, m in marks.items()}
+    window = sorted(ranks, key=lambda v: (-ranks[v], -v))[:RANKED_WINDOW]
     deadline.arm()
-    allowed = set(_recallable(workspace_id, person_id).filter(pk__in=list(marks)).values_list("pk", flat=True))
-    scored = [(vid, sum(m * r for m, r in zip(ms, rarity, strict=True))) for vid, ms in marks.items() if vid in allowed]
-    scored = [(vid, rank) for vid, rank in scored if rank > 0]
-    ranked = sorted(scored, key=lambda item: (-item[1], -item[0]))[:GOAL_CANDIDATES]
-    return _with_content(ranked, deadline)
+    found = _recallable(workspace_id, person_id).filter(pk__in=window).values_list(*_FIELDS)
+    scored = sorted(found, key=lambda row: (-ranks[row[0]] * _weight(row[2]), -row[0]))
+    return standing, scored[:GOAL_CANDIDATES]
 
 
-def _with_content(ranked: list[tuple[int, float]], deadline: _Deadline) -> list[tuple]:
-    """The ranked versions' fields, best first, hypotheses at HYPOTHESIS_WEIGHT."""
-    if not ranked:
-        return []
-    deadline.arm()
-    rows = {
-        row[0]: row for row in MemoryVersion.objects.filter(pk__in=[vid for vid, _ in ranked]).values_list(*_FIELDS)
+_RECALL_SQL = """
+    WITH profile AS (
+        SELECT e.version_id FROM {entry} e
+        WHERE e.version_id IS NOT NULL AND e.profile_id = (
+            SELECT p.id FROM {profile} p WHERE p.workspace_id = %(workspace)s ORDER BY p.number DESC LIMIT 1
+        )
+    ),
+    found AS MATERIALIZED ({found}),
+    weights AS (
+        SELECT term, ln(
+            ((SELECT count(*) FROM {index} WHERE workspace_id = %(workspace)s) + 1)::float8 / (count(*) + 1)
+        ) + %(floor)s AS weight
+        FROM found GROUP BY term
+    ),
+    ranked AS MATERIALIZED (
+        SELECT version_id, sum(weight) AS rank FROM found JOIN weights USING (term)
+        GROUP BY version_id ORDER BY rank DESC, version_id DESC LIMIT %(window)s
+    ),
+    goal AS (
+        SELECT v.id, v.memory_id, v.kind, m.subject, v.content,
+               ranked.rank * (CASE WHEN v.kind = %(hypothesis)s THEN %(hypothesis_weight)s ELSE 1.0 END) AS score
+        FROM ranked
+        JOIN {version} v ON v.id = ranked.version_id
+        JOIN {memory} m ON m.id = v.memory_id
+        WHERE v.id = ANY(ARRAY(SELECT version_id FROM ranked))  -- probes the primary key, not every version
+          AND v.workspace_id = %(workspace)s AND v.status = %(active)s AND v.kind <> %(instruction)s
+          AND v.content <> '' AND v.id NOT IN (SELECT version_id FROM profile)
+          AND (m.scope = %(workspace_scope)s OR (m.scope = %(person_scope)s AND m.person_id = %(person)s))
+        ORDER BY score DESC, v.id DESC LIMIT %(candidates)s
+    ),
+    standing AS (
+        SELECT v.id, v.memory_id, v.kind, m.subject, v.content, v.valid_from
+        FROM {memory} m JOIN {version} v ON v.memory_id = m.id AND v.status = %(active)s
+        WHERE m.workspace_id = %(workspace)s AND m.scope = %(person_scope)s AND m.person_id = %(person)s
+          AND v.kind = %(preference)s AND v.content <> '' AND v.id NOT IN (SELECT version_id FROM profile)
+        ORDER BY v.valid_from DESC, v.id DESC LIMIT %(standing)s
+    )
+    SELECT 'standing', id, memory_id, kind, subject, content, 0, valid_from FROM standing
+    UNION ALL
+    SELECT 'goal', id, memory_id, kind, subject, content, score, NULL FROM goal
+"""
+
+
+def _recall_rows_postgresql(
+    workspace_id: int, person_id: int | None, terms: list[str], deadline: _Deadline
+) -> tuple[list[tuple], list[tuple]]:
+    """The same rows in one statement: an index scan per goal term through the GIN index (row ids only, no
+    document parsed again), each term's rarity from how many rows it matched, the RANKED_WINDOW best rows,
+    then recall's rules on those few by primary key, and the person's standing preferences beside them.
+
+    Only the window is checked against the rules: search rows exist for active versions only and the rules
+    drop few (instructions, another person's memories, the profile's dozen), so it leaves GOAL_CANDIDATES in
+    practice, where checking every match would join thousands of rows for a goal with a common word.
+    """
+    tables = {m.__name__.lower(): m._meta.db_table for m in (MemoryIndex, MemoryVersion, Memory)}
+    params: dict = {
+        "workspace": workspace_id,
+        "person": person_id,
+        "floor": RARE_FLOOR,
+        "window": RANKED_WINDOW,
+        "candidates": GOAL_CANDIDATES,
+        "standing": STANDING_PREFERENCES,
+        "hypothesis": MemoryKind.HYPOTHESIS,
+        "hypothesis_weight": HYPOTHESIS_WEIGHT,
+        "instruction": MemoryKind.INSTRUCTION,
+        "preference": MemoryKind.PREFERENCE,
+        "active": VersionStatus.ACTIVE,
+        "workspace_scope": MemoryScope.WORKSPACE,
+        "person_scope": MemoryScope.PERSON,
     }
-    weighted = [(rows[vid], float(rank) * _weight(rows[vid][2])) for vid, rank in ranked if vid in rows]
-    return [row for row, _ in sorted(weighted, key=lambda item: (-item[1], -item[0][0]))]
-
-
-def _goal_hits(workspace_id: int, person_id: int | None, goal: str, deadline: _Deadline) -> list[tuple]:
-    terms = goal_terms(goal)
-    if not terms:
-        return []
-    search = _goal_hits_postgresql if connection.vendor == "postgresql" else _goal_hits_portable
-    return search(workspace_id, person_id, terms, deadline)
+    branches = []
+    for i, term in enumerate(terms):
+        params[f"t{i}"] = f"{term}:*"
+        branches.append(
+            f"SELECT {i} AS term, version_id FROM {tables['memoryindex']} "  # noqa: S608 - see below
+            f"WHERE workspace_id = %(workspace)s AND {FTS_DOCUMENT} @@ to_tsquery('simple', %(t{i})s)"
+        )
+    sql = _RECALL_SQL.format(
+        found=" UNION ALL ".join(branches) or "SELECT 0 AS term, NULL::bigint AS version_id WHERE false",
+        index=tables["memoryindex"],
+        version=tables["memoryversion"],
+        memory=tables["memory"],
+        entry=ProfileEntry._meta.db_table,
+        profile=ProfileVersion._meta.db_table,
+    )  # table names from model meta, term numbers from the terms' count; every value is a parameter
+    deadline.arm()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    standing = sorted((r for r in rows if r[0] == "standing"), key=lambda r: (r[7], r[1]), reverse=True)
+    goal = sorted((r for r in rows if r[0] == "goal"), key=lambda r: (-r[6], -r[1]))
+    return [r[1:6] for r in standing], [r[1:6] for r in goal]
 
 
 def _is_timeout(error: OperationalError) -> bool:
@@ -327,15 +373,15 @@ def _is_timeout(error: OperationalError) -> bool:
 
 
 def _read_in_time(workspace_id: int, person_id: int | None, goal: str, deadline: _Deadline):
-    """Both reads in one transaction (a savepoint inside a caller's), bounded by `deadline`."""
+    """The standing and goal rows in one transaction (a savepoint inside a caller's), bounded by `deadline`."""
+    read = _recall_rows_postgresql if connection.vendor == "postgresql" else _recall_rows_portable
     with transaction.atomic():
-        standing = _standing(workspace_id, person_id, deadline)
-        hits = _goal_hits(workspace_id, person_id, goal, deadline)
+        rows = read(workspace_id, person_id, goal_terms(goal), deadline)
         if deadline.replaced is not None:
             # SET LOCAL outlives a released savepoint: give the caller's transaction its own setting back.
             with connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('statement_timeout', %s, true)", [deadline.replaced])
-    return standing, hits
+    return rows
 
 
 def _with_progress_guard(deadline: _Deadline):

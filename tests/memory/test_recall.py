@@ -207,6 +207,8 @@ def test_it_brings_the_persons_own_preferences_first_whatever_the_goal(workspace
     # then
     assert [(m.version_id, m.found_by) for m in result.memories][0] == (mine.pk, "standing")
     assert recalled(result) == ["Answer me in French", "Posters use Montserrat"]
+    no_words = recall(workspace_id=workspace.pk, person_id=alice.pk, goal="Can you do it?", limit_tokens=1000)
+    assert no_words.version_ids == [mine.pk]
 
 
 def test_it_marks_hypotheses_and_ranks_them_below_stated_memories(workspace):
@@ -254,15 +256,15 @@ SLOW_STATEMENT = {
 
 
 def _slow_search(monkeypatch):
-    """Make the goal search run a slow statement first, under the recall's deadline like its own statements."""
-    name = "_goal_hits_postgresql" if connection.vendor == "postgresql" else "_goal_hits_portable"
-    search = getattr(selectors, name)
+    """Make recall's read run a slow statement first, under the recall's deadline like its own statements."""
+    name = "_recall_rows_postgresql" if connection.vendor == "postgresql" else "_recall_rows_portable"
+    read = getattr(selectors, name)
 
     def slow(*args, **kwargs):
         args[-1].arm()
         with connection.cursor() as cursor:
             cursor.execute(SLOW_STATEMENT[connection.vendor])
-        return search(*args, **kwargs)
+        return read(*args, **kwargs)
 
     monkeypatch.setattr(selectors, name, slow)
 
