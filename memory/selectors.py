@@ -46,7 +46,9 @@ GOAL_CANDIDATES = 40  # ranked goal matches read from the database; the token bu
 RANKED_WINDOW = 5 * GOAL_CANDIDATES  # best-ranked search rows checked against recall's rules
 STANDING_PREFERENCES = 6  # the person's own durable preferences, newest first
 HYPOTHESIS_WEIGHT = 0.5
-ITEM_OVERHEAD_TOKENS = 4  # what the context spends around each memory (its kind, a bullet, a newline)
+# What the context spends around each memory: its kind and version id, a bullet, a newline
+# ("- [preference, memory version 1234] " is 37 characters).
+ITEM_OVERHEAD_TOKENS = 10
 RARE_FLOOR = 0.01  # a word in every memory still counts a little
 _QUERY_CANCELED = "57014"  # PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout
 
