@@ -16,6 +16,7 @@ from agents.services import flow_runs as flow_run_services
 from agents.services import inbox as inbox_services
 from agents.services import task_settings as settings_services
 from agents.services import tasks as task_services
+from agents.services.memory_forget import memory_forget_ask
 from lomote.kernel.pagination import CursorlessPagination
 from lomote.kernel.serializers import error_responses, validated
 from workspace.apis import WorkspaceApi
@@ -107,6 +108,30 @@ class TaskContextApi(WorkspaceApi):
     def get(self, request, workspace_id, task_id):
         task = selectors.task_get(access=self.access(), task_id=task_id)
         return Response(serializers.TaskContextOut(context_preview(task)).data)
+
+
+class MemoryForgetApi(WorkspaceApi):
+    serializer_class = serializers.ForgetOut
+
+    @extend_schema(
+        operation_id="memories_forget",
+        description='Ask to forget a memory (`{"memory": id}`) or everything memory took from a source '
+        '(`{"evidence": {"type": "task_message", "id": id}}`). Forgetting is irreversible, so this '
+        "answers 202 with a confirmation card that a person (not an API key) must confirm; then the source stops "
+        "feeding memory, what was derived from it is erased and rebuilt from what remains, the profile moves to "
+        "a new version and no later context shows it. Asking again for the same thing changes nothing more "
+        "(the same request and card, or no card once done). 404 for another workspace's memory or source; 400 "
+        "`invalid_evidence_type` for a type that is not main_message, task_message or artifact_version.",
+        request=serializers.ForgetIn,
+        responses={202: serializers.ForgetOut, 200: serializers.ForgetOut, **error_responses(400, 403, 404)},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.ForgetIn, request.data)
+        forget, card = memory_forget_ask(access=access, memory_id=data.get("memory"), evidence=data.get("evidence"))
+        body = {"forget": forget.pk, "status": forget.status, "card": card.pk if card is not None else None}
+        waiting = forget.status == "awaiting_confirmation"
+        return Response(serializers.ForgetOut(body).data, status=status.HTTP_202_ACCEPTED if waiting else 200)
 
 
 def _task_action(view: WorkspaceApi, service, task_id: int) -> Response:

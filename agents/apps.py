@@ -6,7 +6,7 @@ class AgentsConfig(AppConfig):
 
     def ready(self):
         from agents import subscribers
-        from agents.services import flow_runs
+        from agents.services import flow_runs, memory_forget
         from agents.tools import catalog
         from agents.tools import registry as tools
 
@@ -14,5 +14,7 @@ class AgentsConfig(AppConfig):
         tools.install(catalog.TOOLS)
         # Quote cards whose approval starts a Flow run rather than granting a task budget.
         flow_runs.register()
+        # Confirm cards of no task: forgetting a memory is carried out when a person confirms it.
+        memory_forget.register()
         # Every reaction to other apps' events, and the hooks agents answers for workspace.
         subscribers.install()

@@ -506,3 +506,31 @@ class TaskContextOut(serializers.Serializer):
     visible_tools = serializers.ListField(source="built.visible_tools", child=serializers.CharField())
     layers = ContextLayerOut(source="built.layers", many=True)
     segments = ContextSegmentOut(source="task.context_segments.all", many=True)
+
+
+# --- forgetting (memory) ---------------------------------------------------------------------------------
+
+
+class ForgetEvidenceIn(StrictSerializer):
+    type = serializers.CharField(
+        max_length=32, help_text="main_message, task_message or artifact_version (other types: 400)."
+    )
+    id = StrictIdField(min_value=1, max_value=2**63 - 1, help_text="The message's or the version's id.")
+
+
+class ForgetIn(StrictSerializer):
+    memory = StrictIdField(min_value=1, max_value=2**63 - 1, required=False, help_text="A memory to forget.")
+    evidence = ForgetEvidenceIn(required=False, help_text="Or a source whose every memory use is forgotten.")
+
+    def validate(self, attrs):
+        if ("memory" in attrs) == ("evidence" in attrs):
+            raise serializers.ValidationError("Name either a memory or a piece of evidence.")
+        return attrs
+
+
+class ForgetOut(serializers.Serializer):
+    forget = serializers.IntegerField(help_text="The forget request.")
+    status = serializers.ChoiceField(choices=["awaiting_confirmation", "done", "cancelled"])
+    card = serializers.IntegerField(
+        allow_null=True, help_text="The confirmation card a person must confirm; null once done."
+    )

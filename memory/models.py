@@ -322,3 +322,18 @@ class ForgetRequest(models.Model):
 
     def __str__(self) -> str:
         return f"forget {self.pk} ({self.status})"
+
+
+class ForgottenTerm(models.Model):
+    """A salted hash of a term of forgotten content (memory/redaction.py): any later context shows a message
+    that carries one as removed. Never the text."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    term = models.CharField(max_length=64)
+    forget = models.ForeignKey(ForgetRequest, on_delete=models.CASCADE, related_name="terms")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "term"], name="forgotten_term_unique")]
+
+    def __str__(self) -> str:
+        return f"forgotten term {self.term[:12]}"

@@ -20,6 +20,7 @@ from agents.models import Card, CardStatus, ChecklistItem, InboxMessage, InboxSt
 from agents.providers.base import ModelRequest, ToolSpec
 from agents.runtime.compaction import Watermarks, context_budget
 from agents.runtime.history import History, digest, dumps
+from agents.services.forgotten import Redactor
 from agents.services.turns import lease_for
 from agents.tokens import estimate_tokens
 from agents.tools.base import Tool
@@ -144,15 +145,15 @@ def _layer(name: str, content: Any, text: str) -> Layer:
     return Layer(name=name, content=content, tokens=estimate_tokens(text), hash=digest(text))
 
 
-def _tail(task: Task, notices: list[dict]) -> dict[str, Any]:
+def _tail(task: Task, notices: list[dict], redact: Redactor) -> dict[str, Any]:
     """The task as the runtime knows it now: from persisted state, never from a summary of the conversation."""
     checklist = [
         {
             "position": i.position,
-            "title": i.title,
+            "title": redact.text(i.title),
             "status": i.status,
             "needs_confirmation": i.needs_confirmation,
-            "evidence": i.evidence,
+            "evidence": redact.text(i.evidence),
             "artifacts": i.artifacts,
         }
         for i in ChecklistItem.objects.filter(task=task).order_by("position")
@@ -161,8 +162,8 @@ def _tail(task: Task, notices: list[dict]) -> dict[str, Any]:
     tail: dict[str, Any] = {
         "task": {
             "id": task.pk,
-            "title": task.title,
-            "brief": task.brief,
+            "title": redact.text(task.title),
+            "brief": redact.text(task.brief),
             "goal_revision": task.goal_revision,
             "language": task.language,
             "kind": task.kind,
@@ -173,11 +174,11 @@ def _tail(task: Task, notices: list[dict]) -> dict[str, Any]:
     }
     if task.waiting_for:
         tail["waiting_for"] = task.waiting_for
-    open_cards = [{"card": c.pk, "kind": c.kind, "title": c.title} for c in cards]
+    open_cards = [{"card": c.pk, "kind": c.kind, "title": redact.text(c.title)} for c in cards]
     if open_cards:
         tail["open_cards"] = open_cards
     if notices:
-        tail["change_notices"] = [n["summary"] for n in notices]
+        tail["change_notices"] = [redact.text(n["summary"]) for n in notices]
     return tail
 
 
@@ -224,11 +225,15 @@ def context_build(
         }
     ]
     profile_messages = profile_messages if profile.text else []
-    summaries = history.summary_messages()
+    # What a person asked to forget stays out: summaries, history and the task's own fields that carry a
+    # forgotten term are shown as removed (agents/services/forgotten.py). The profile and recall are rebuilt
+    # by the forget itself; new messages are the person's words now, shown as written.
+    redact = history.redactor.refresh()
+    summaries = [redact.message(m) for m in history.summary_messages()]
     found = _recalled(task, lease, history)
     recalled = _recall_messages(found)
-    steps = history.step_messages()
-    tail_state = _tail(task, notices)
+    steps = [redact.message(m) for m in history.step_messages()] if redact else history.step_messages()
+    tail_state = _tail(task, notices, redact)
     tail = [{"role": "system", "content": "Current task state: " + dumps(tail_state)}]
     step_input = [{"role": "user", "content": m.text} for m in new_messages]
 

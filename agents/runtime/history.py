@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from agents.models import ContextSegment, Step, Task, ToolCall, ToolCallStatus
+from agents.services.forgotten import Redactor
 from agents.tokens import estimate_tokens
 from agents.tools.base import DOMAINS
 from agents.tools.readback import result_for_context
@@ -77,6 +78,7 @@ class History:
         self.last_pk = 0
         self.loaded = False
         self.recall = None  # the memories recalled for this run's goal (agents/runtime/context.py)
+        self.redactor = Redactor(task.workspace_id)  # what a forget keeps out (agents/services/forgotten.py)
         self.recall_key: tuple | None = None
 
     # --- reading the log once ---

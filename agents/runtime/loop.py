@@ -32,6 +32,7 @@ from agents.runtime.compaction import compaction_run
 from agents.runtime.context import context_build
 from agents.runtime.history import History
 from agents.runtime.toolexec import RunContext, calls_run
+from agents.services.memory_feed import messages_consumed
 from agents.tools.registry import tool_get
 from workspace.services.events import event_append
 from workspace.services.notices import notices_mark_delivered
@@ -186,6 +187,8 @@ class TurnRunner:
                 InboxMessage.objects.filter(pk__in=message_ids).update(
                     status=InboxStatus.CONSUMED, consumed_by_step=step, consumed_at=timezone.now()
                 )
+                # What the person said becomes evidence for memory, extracted by a q-job after commit.
+                messages_consumed(task_id=task_id, message_ids=message_ids)
             if built.notice_ids:
                 notices_mark_delivered(task_id=task_id, ids=built.notice_ids)
             event_append(

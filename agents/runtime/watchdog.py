@@ -40,6 +40,7 @@ from agents.services.wakeups import (
 )
 from agents.transitions import turn_move
 from billing.services.orders import orders_release_orphaned
+from memory.services.evidence import evidence_sweep
 from workspace.services.events import event_append
 
 logger = logging.getLogger(__name__)
@@ -54,9 +55,17 @@ class SweepReport:
     requeued: list[int] = field(default_factory=list)
     started: list[int] = field(default_factory=list)
     released_holds: list[int] = field(default_factory=list)
+    extraction_retried: list[int] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.taken_over or self.failed or self.requeued or self.started or self.released_holds)
+        return bool(
+            self.taken_over
+            or self.failed
+            or self.requeued
+            or self.started
+            or self.released_holds
+            or self.extraction_retried
+        )
 
 
 def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
@@ -84,6 +93,8 @@ def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
         if task_spending_approved(task_id=task_id) == "woken":
             report.started.append(task_id)
     report.released_holds = orders_release_orphaned(now=now)
+    # Memory extraction that failed or whose job was lost is tried again (it never blocks a turn).
+    report.extraction_retried = evidence_sweep(now=now)
     if report:
         logger.info("watchdog: %s", report)
     return report

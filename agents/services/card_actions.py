@@ -13,7 +13,7 @@ from django.db import transaction
 
 from agents.locks import card_qs_for_update, task_qs_for_update
 from agents.models import RUNTIME_NOTE, Card, CardKind, CardStatus, InboxMessage, Task, TaskStatus
-from agents.services.cards import ANSWER, card_allowed_actions, card_resolve, quote_handler
+from agents.services.cards import ANSWER, card_allowed_actions, card_resolve, confirm_handler, quote_handler
 from agents.services.inbox import message_post
 from agents.services.task_status import task_status_set
 from billing.services.approvals import approval_grant
@@ -132,6 +132,11 @@ def card_act(
         resolution.update(approval=approval.pk, budget=approval.amount)
     if action == "decline" and handler is not None:
         handler.decline(access=access, card=card)
+    confirming = confirm_handler(card)
+    if confirming is not None and action == "confirm":
+        resolution["outcome"] = confirming.confirm(access=access, card=card)
+    elif confirming is not None and action == "adjust":
+        confirming.adjust(access=access, card=card, text=resolution["text"])
     card_resolve(card, resolution=resolution, by=access.actor, user=access.user, option=option)
     if task is None:
         return card

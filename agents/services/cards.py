@@ -78,6 +78,22 @@ class QuoteHandler(Protocol):
 QUOTE_HANDLERS: dict[str, QuoteHandler] = {}
 
 
+class ConfirmHandler(Protocol):
+    """What confirming (or adjusting) a confirm card means when the card is not a task's: e.g. forgetting a
+    memory. `confirm` runs in the card's transaction, before the card is resolved: if it raises, nothing is."""
+
+    def confirm(self, *, access: Access, card: Card) -> dict[str, Any]: ...
+
+    def adjust(self, *, access: Access, card: Card, text: str) -> None: ...
+
+
+CONFIRM_HANDLERS: dict[str, ConfirmHandler] = {}
+
+
+def confirm_handler(card: Card) -> ConfirmHandler | None:
+    return CONFIRM_HANDLERS.get(card.payload.get("source", "")) if card.kind == CardKind.CONFIRM else None
+
+
 def quote_handler(card: Card) -> QuoteHandler | None:
     return QUOTE_HANDLERS.get(card.payload.get("source", "")) if card.kind == CardKind.QUOTE else None
 
@@ -168,6 +184,15 @@ def card_open_quote(
         turn=turn,
         supersede=False,
         workspace_id=workspace_id,
+    )
+
+
+def card_open_confirm(*, workspace_id: int, title: str, body: str, payload: dict[str, Any]) -> Card:
+    """A confirm card of no task that a registered ConfirmHandler settles (payload["source"] names it)."""
+    if payload.get("source") not in CONFIRM_HANDLERS:
+        raise ValueError(f"no confirm handler for {payload.get('source')!r}")
+    return card_open(
+        None, kind=CardKind.CONFIRM, title=title, body=body, payload=payload, supersede=False, workspace_id=workspace_id
     )
 
 
