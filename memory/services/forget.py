@@ -275,27 +275,30 @@ class _Forgetting:
                 .distinct()
                 .order_by("created_at", "pk")
             )
-            version = self._rebuild(memory, remaining)
+            last_kind = memory.versions.order_by("-number").values_list("kind", flat=True).first()
+            version = self._rebuild(memory, remaining, last_kind or MemoryKind.PREFERENCE)
             if version is not None:
                 made.append(version)
         return made
 
-    def _rebuild(self, memory: Memory, remaining: list[Evidence]) -> MemoryVersion | None:
+    def _rebuild(self, memory: Memory, remaining: list[Evidence], last_kind: str) -> MemoryVersion | None:
+        """The memory as its remaining evidence states it, in order: what the extractor reads in each about
+        this memory's subject — or, when it reads nothing on its own (it had needed the erased statement to see
+        the subject), the evidence's own words: that evidence was already judged to be about this memory."""
         content, kind, used = "", None, []
-        known = [{"subject": memory.subject, "content": "", "kind": MemoryKind.PREFERENCE, "scope": memory.scope}]
+        known = [{"subject": memory.subject, "content": "", "kind": last_kind, "scope": memory.scope}]
         for evidence in remaining:
             found, _ = candidates_extract(
                 workspace_id=self.workspace_id, task_id=evidence.task_id, text=evidence.text, existing=known
             )
-            for raw in found:
-                candidate, _ = candidate_check(raw)
-                if candidate is None or candidate.subject != memory.subject:
-                    continue
-                if Tombstone.objects.filter(
-                    workspace_id=self.workspace_id, content_hash=content_hash(candidate.content)
-                ).exists():
+            checked = [c for c in (candidate_check(raw)[0] for raw in found) if c is not None]
+            stated = [(c.content, c.kind) for c in checked if c.subject == memory.subject]
+            if not checked and evidence.text.strip():
+                stated = [(" ".join(evidence.text.split()).rstrip("."), last_kind)]
+            for said, said_kind in stated:
+                if Tombstone.objects.filter(workspace_id=self.workspace_id, content_hash=content_hash(said)).exists():
                     continue  # forgotten by an earlier forget
-                content, kind = candidate.content, candidate.kind if evidence.from_person else MemoryKind.HYPOTHESIS
+                content, kind = said, said_kind if evidence.from_person else MemoryKind.HYPOTHESIS
                 used.append(evidence)
         if (
             not content

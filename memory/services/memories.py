@@ -44,6 +44,7 @@ from memory.models import (
 )
 from memory.services.evidence import evidence_statement_record, tombstoned
 from memory.services.index import index_drop, index_put
+from memory.services.profile import profile_rebuild
 from memory.text import content_hash, normalise
 from workspace.locks import workspace_qs_for_update
 from workspace.models import Role
@@ -123,6 +124,9 @@ def candidates_apply(evidence: Evidence, candidates: Sequence[Any]) -> list[Outc
         for outcome in outcomes:
             if outcome.action == Action.INVALID:
                 logger.info("evidence %s: candidate %s refused: %s", evidence.pk, outcome.index, outcome.reason)
+        if any(o.action in (Action.ORIGIN, Action.REFINE, Action.CONFIRM) for o in outcomes):
+            # The profile follows memory: a new version whenever its entries change (never for nothing).
+            profile_rebuild(workspace_id=evidence.workspace_id, reason="memory changed")
         return outcomes
 
 
@@ -409,6 +413,7 @@ def memory_correct(*, access: Access, memory_id: int, content: str, kind: str | 
         if other is not None:
             raise Conflict("Another memory already says this.", code="memory_duplicate", details={"memory": other})
         outcome = _refine(0, memory, active, evidence, content, kind)
+    profile_rebuild(workspace_id=access.workspace.pk, reason="memory corrected")
     return Memory.objects.get(pk=outcome.memory_id)
 
 
@@ -422,4 +427,5 @@ def memory_confirm(*, access: Access, memory_id: int) -> Memory:
     # The statement's words stay empty: the version it confirms holds them, and a forget erases them there.
     _confirm(0, active, _statement(access, ""))
     memory.save(update_fields=["updated_at"])
+    profile_rebuild(workspace_id=access.workspace.pk, reason="memory confirmed")
     return memory

@@ -213,3 +213,38 @@ def test_the_forget_endpoint_asks_for_a_card_and_refuses_bad_input(task, workspa
     again = client.post(url, target, format="json")
     assert (again.status_code, again.json()["status"], again.json()["card"]) == (200, "done", None)
     assert ForgetRequest.objects.count() == 1
+
+
+def test_the_seeds_example_blue_then_off_white_then_forget_the_blue(task, workspace, alice, client_for):
+    # given "our brand's main colour is blue", then "blue with an off-white feels softer"
+    first = _said(task, alice, "Our brand's main colour is blue.")
+    v1 = MemoryVersion.objects.get(workspace=workspace, status=VersionStatus.ACTIVE)
+    assert (v1.number, v1.operation) == (1, "origin")
+    second = _said(task, alice, "Blue with an off-white feels softer.")
+    v1.refresh_from_db()
+    v2 = MemoryVersion.objects.get(workspace=workspace, status=VersionStatus.ACTIVE)
+    assert (v2.memory_id, v2.number, v2.operation, v1.status) == (v1.memory_id, 2, "refine", VersionStatus.SUPERSEDED)
+    assert "off-white" in v2.content.casefold() and "blue" in v2.content.casefold()
+    before = profile_current(workspace.pk)
+    assert any("off-white" in e.text for e in before.entries)
+
+    # when the person forgets the first statement
+    access = workspace_access(principal=alice, workspace_id=workspace.pk)
+    _, card = memory_forget_ask(access=access, evidence={"type": "task_message", "id": int(first.source_id)})
+    card_act(access=access, card_id=card.pk, action="confirm")
+
+    # then v1 and v2 are erased, and the memory is rebuilt from what remains: the off-white statement alone
+    for version in (v1, v2):
+        version.refresh_from_db()
+        assert (version.status, version.content) == (VersionStatus.FORGOTTEN, "")
+    rebuilt = MemoryVersion.objects.get(workspace=workspace, status=VersionStatus.ACTIVE)
+    assert rebuilt.memory_id == v1.memory_id and rebuilt.operation == "reextract"
+    assert "off-white" in rebuilt.content.casefold() and "main colour" not in rebuilt.content.casefold()
+    assert set(Derivation.objects.filter(version=rebuilt).values_list("evidence_id", flat=True)) == {second.pk}
+    after = profile_current(workspace.pk)
+    assert after.number > before.number
+    assert not any("main colour" in e.text.casefold() for e in after.entries)
+
+    # and nothing of the original statement is in a later context
+    preview = client_for(alice).get(f"/api/v1/workspaces/{workspace.pk}/tasks/{task.pk}/context/").json()
+    assert "main colour" not in json.dumps(preview, ensure_ascii=False).casefold()
