@@ -58,3 +58,15 @@ class Redactor:
                 for c in calls
             ]
         return shown
+
+    def tree(self, value: Any) -> Any:
+        """A JSON-like value with every string that carries a forgotten term removed (read-back tools)."""
+        if not self.terms:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.tree(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.tree(v) for k, v in value.items()}
+        return value

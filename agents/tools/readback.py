@@ -19,7 +19,9 @@ from pydantic import Field
 
 from agents.exceptions import ToolError
 from agents.models import InboxMessage, Step, ToolCall
+from agents.services.forgotten import Redactor
 from agents.tools.base import MAX_VERSION, StrictArgs, Tool, ToolArgs, ToolContext, ToolResult
+from memory.redaction import REDACTED
 from workspace.models import Role
 
 PAGE_CHARS = 8_000
@@ -124,6 +126,9 @@ class ReadToolResult(Tool):
                 details={"call_id": call.call_id, "pages": pages},
             )
         start = (args.page - 1) * PAGE_CHARS
+        if Redactor(ctx.workspace_id).refresh().carries(text):
+            # What a person asked to forget is not read back either (agents/services/forgotten.py).
+            return ToolResult(content={"call_id": call.call_id, "name": call.name, "text": REDACTED})
         return ToolResult(
             content={
                 "call_id": call.call_id,
@@ -259,4 +264,4 @@ class ReadHistory(Tool):
         }
         if next_from is not None:
             content["note"] = f"More steps remain in the range you asked for: continue with from_step={next_from}."
-        return ToolResult(content=content)
+        return ToolResult(content=Redactor(ctx.workspace_id).refresh().tree(content))

@@ -32,6 +32,7 @@ from memory.services.extraction import evidence_extract
 from memory.services.profile import profile_current, profile_rebuild
 from tests.agents.conftest import says
 from tests.support.rest import assert_error
+from tests.support.tooling import call_tool, tool_context
 from workspace.selectors import workspace_access
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -128,6 +129,10 @@ def test_a_forgotten_statement_leaves_no_trace_in_memory_or_in_any_later_context
     turn_run(turn_id=turn.pk, generation=turn.generation)
     sent = json.dumps([r.messages for r in model.requests], ensure_ascii=False).casefold()
     assert model.requests and CANARY.casefold() not in sent
+    # and reading the log back does not bring it back either
+    history = call_tool("read_history", {"from_step": 1, "to_step": 1}, tool_context(task))
+    assert CANARY.casefold() not in json.dumps(history.content, ensure_ascii=False).casefold()
+
     # the agent's own earlier line is shown as removed, and the rest of the conversation is still there
     assert "removed: this relied on something the person asked to forget" in sent
     assert "go on with the posters" in sent

@@ -260,10 +260,10 @@ def test_read_history_is_one_query_for_the_steps_whatever_their_number(owned, dj
     for number in range(1, 11):
         add_step(owned, number, turn=turn, messages=[("person", f"m{number}")], calls=[("read_task_state", {}, {})] * 2)
     ctx = tool_context(owned)
-    # The last step number, the steps, their consumed messages, their calls.
+    # The last step number, the steps, their consumed messages, their calls, the workspace's forgotten terms.
     tool = tool_get("read_history")
     args = tool.Args(from_step=1, to_step=10)
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(5):
         content = tool().run(ctx, args).content
     assert [s["step"] for s in content["steps"]] == list(range(1, 11))
     assert all(len(s["calls"]) == 2 for s in content["steps"])
