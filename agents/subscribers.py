@@ -3,6 +3,7 @@
 - a generation job settled (workspace) → the task waiting on it wakes (wakeups.task_job_settled);
 - spending was approved (billing) → the task waiting for that approval wakes (wakeups.task_spending_approved);
 - a task's title, brief or summary was saved → the Router's search row for it follows (task_index);
+- a memory was forgotten (memory) → the tasks' search rows drop what carried it (task_index_forget);
 - a Flow node calls a model (workspace asks through its text hooks) → the model providers answer (flow_nodes);
 - memory extracts memories from evidence (its extractor hook) → the task's model reads it (memory_feed).
 
@@ -17,11 +18,11 @@ from django.db.models.signals import post_save
 from agents.models import Task
 from agents.providers import flow_nodes
 from agents.services import memory_feed
-from agents.services.task_index import on_task_saved
+from agents.services.task_index import on_task_saved, task_index_forget
 from agents.services.wakeups import task_job_settled, task_spending_approved
 from billing.domain_events import APPROVAL_GRANTED
 from lomote.kernel import domain_events
-from memory.domain_events import extractor_install
+from memory.domain_events import MEMORY_FORGOTTEN, extractor_install
 from workspace.domain_events import JOB_SETTLED, text_hooks_install
 
 
@@ -35,6 +36,11 @@ def on_approval_granted(*, task_id: int | None = None, **_) -> None:
         transaction.on_commit(lambda: task_spending_approved(task_id=task_id))
 
 
+def on_memory_forgotten(*, workspace_id: int, **_) -> None:
+    # In the forget's transaction: the Router's search rows stop carrying it at the same moment.
+    task_index_forget(workspace_id=workspace_id)
+
+
 def install() -> None:
     domain_events.subscribe(JOB_SETTLED)(on_job_settled)
     domain_events.subscribe(APPROVAL_GRANTED)(on_approval_granted)
@@ -43,3 +49,4 @@ def install() -> None:
     post_save.connect(on_task_saved, sender=Task, dispatch_uid="agents.task_index")
     text_hooks_install(generate=flow_nodes.generate, choose=flow_nodes.choose)
     extractor_install(memory_feed.model_extractor)
+    domain_events.subscribe(MEMORY_FORGOTTEN)(on_memory_forgotten)

@@ -6,6 +6,7 @@ afterwards — and every read-back of the log — passes through a Redactor: a m
 carries a forgotten term is shown as removed. The agent's own earlier words are no way back in.
 """
 
+import re
 from typing import Any
 
 from memory.redaction import REDACTED, text_terms
@@ -70,3 +71,13 @@ class Redactor:
         if isinstance(value, dict):
             return {k: self.tree(v) for k, v in value.items()}
         return value
+
+
+_SENTENCE = re.compile(r"(?<=[.!?\n])\s+")
+
+
+def without_forgotten(text: str, redact: Redactor) -> str:
+    """`text` without the sentences that carry a forgotten term (for search rows, which show no marker)."""
+    if not redact or not redact.carries(text):
+        return text
+    return " ".join(s for s in _SENTENCE.split(text) if s.strip() and not redact.carries(s))

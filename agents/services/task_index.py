@@ -33,6 +33,7 @@ from django.db.models.functions import Coalesce, RowNumber
 
 from agents.language import content_terms, fold
 from agents.models import ChecklistItem, ChecklistStatus, Task, TaskEmbedding, TaskStatus
+from agents.services.forgotten import Redactor, without_forgotten
 from workspace.models import GenerationJob
 from workspace.selectors import artifact_list
 
@@ -100,11 +101,13 @@ def task_document(task: Task) -> str:
 
 def task_embeddings_refresh(*, tasks: Iterable[Task]) -> int:
     """Write (insert or replace) the search rows of these tasks in one statement. Returns how many."""
+    tasks = list(tasks)
+    # What a person asked to forget is never searchable again (agents/services/forgotten.py).
+    redactors = {ws: Redactor(ws).refresh() for ws in {t.workspace_id for t in tasks}}
+    documents = [without_forgotten(task_document(t), redactors[t.workspace_id]) for t in tasks]
     rows = [
-        TaskEmbedding(
-            task_id=t.pk, workspace_id=t.workspace_id, document=task_document(t), vector=embed(task_document(t))
-        )
-        for t in tasks
+        TaskEmbedding(task_id=t.pk, workspace_id=t.workspace_id, document=document, vector=embed(document))
+        for t, document in zip(tasks, documents, strict=True)
     ]
     if rows:
         TaskEmbedding.objects.bulk_create(
@@ -490,3 +493,15 @@ def task_index_get(*, workspace_id: int, text: str) -> TaskIndex:
             )
         )
     return TaskIndex(entries=entries)
+
+
+def task_index_forget(*, workspace_id: int) -> int:
+    """After a forget: rewrite the search rows of the workspace's tasks that carried what was forgotten."""
+    redact = Redactor(workspace_id).refresh()
+    carrying = [
+        row.task_id
+        for row in TaskEmbedding.objects.filter(workspace_id=workspace_id).only("task_id", "document")
+        if redact.carries(row.document)
+    ]
+    tasks = Task.objects.filter(pk__in=carrying).only("pk", "workspace_id", "title", "brief", "summary")
+    return task_embeddings_refresh(tasks=tasks)
