@@ -281,6 +281,8 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "workspace.models.JobStatus",
         "LedgerKindEnum": "billing.models.LedgerKind",
         "ApprovalKindEnum": "billing.models.ApprovalKind",
+        "MemoryVersionStatusEnum": "memory.models.VersionStatus",
+        "StatedMemoryKindEnum": "memory.services.memories.PERSON_KINDS",
     },
 }
 

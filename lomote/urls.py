@@ -15,6 +15,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/v1/", include("workspace.urls")),
     path("api/v1/", include("agents.urls")),
+    path("api/v1/", include("memory.urls")),
     path("api/v1/", include("billing.urls")),
     # Unknown API paths answer the JSON error body even with DEBUG on.
     re_path(r"^api/", views.api_not_found),

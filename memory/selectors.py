@@ -27,6 +27,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from lomote.kernel.exceptions import NotFound
 from memory.models import (
     Derivation,
+    Episode,
     Memory,
     MemoryIndex,
     MemoryKind,
@@ -439,3 +440,15 @@ def _timed_out(workspace_id: int, timeout_ms: int) -> Recall:
         "memory recall timed out after %s ms in workspace %s; the turn goes on without it", timeout_ms, workspace_id
     )
     return Recall(memories=[], timed_out=True)
+
+
+# --- episodes ----------------------------------------------------------------------------------------------
+
+
+def episode_list(*, access: Access, task_id: int | None = None) -> QuerySet[Episode]:
+    """The workspace's episodes, most recent first (one task's with `task_id`), each with its provenance in
+    `episode.derived_from`, the evidence and earlier versions read with the links (the REST list's shape)."""
+    episodes = Episode.objects.filter(workspace=access.workspace).order_by("-period_end", "-pk")
+    if task_id is not None:
+        episodes = episodes.filter(task_id=task_id)
+    return episodes.prefetch_related(_provenance())
