@@ -39,6 +39,11 @@ def _phrases(words: list[str]) -> Iterable[str]:
     return (" ".join(words[i : i + 3]) for i in range(len(words) - 2))
 
 
+def distinctive_words(text: str) -> set[str]:
+    """The words of `text` that can become forgotten terms (case-folded)."""
+    return {w for w in _words(text) if _distinctive(w)}
+
+
 def forgotten_terms(erased: Iterable[str], remaining: Iterable[str], *, salt: str) -> set[str]:
     """The hashed terms of the erased texts that the remaining texts do not also carry."""
     kept_words, kept_phrases = set(), set()

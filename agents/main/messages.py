@@ -28,6 +28,7 @@ from django.db.models import QuerySet
 
 from agents.language import language_detect
 from agents.locks import task_locked
+from agents.main.forget_intent import ForgetIntent, forget_intent
 from agents.main.router import RouterResult, route_decide
 from agents.models import (
     Card,
@@ -43,11 +44,14 @@ from agents.models import (
 )
 from agents.services.card_actions import card_act, card_reply
 from agents.services.cards import card_open, card_resolve
+from agents.services.forgotten import Redactor
 from agents.services.inbox import message_post
 from agents.services.memory_feed import main_message_recorded
+from agents.services.memory_forget import memory_forget_ask
 from agents.services.task_index import TaskIndex, task_duplicates_find, task_index_get
 from agents.services.tasks import task_create
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
+from memory.services.forget import forget_match
 from workspace.models import Artifact, ArtifactVersion, GenerationJob, Role
 from workspace.selectors import Access
 from workspace.services.events import event_append
@@ -110,6 +114,30 @@ _TEXT = {
         "de": "Neue Aufgabe starten",
         "it": "Avvia una nuova attività",
         "pt": "Começar uma nova tarefa",
+    },
+    "forget_confirm": {
+        "en": "I will forget “{what}” and everything built on it once you confirm on the card.",
+        "fr": "J'oublierai « {what} » et tout ce qui en découle dès que vous aurez confirmé sur la carte.",
+        "es": "Olvidaré «{what}» y todo lo que se basa en ello en cuanto lo confirmes en la tarjeta.",
+        "de": "Ich vergesse „{what}“ und alles, was darauf aufbaut, sobald du es auf der Karte bestätigst.",
+        "it": "Dimenticherò «{what}» e tutto ciò che ne deriva non appena confermi sulla scheda.",
+        "pt": "Vou esquecer «{what}» e tudo o que dele deriva assim que confirmar no cartão.",
+    },
+    "forget_done": {
+        "en": "That is already forgotten.",
+        "fr": "C'est déjà oublié.",
+        "es": "Eso ya está olvidado.",
+        "de": "Das ist bereits vergessen.",
+        "it": "È già dimenticato.",
+        "pt": "Isso já foi esquecido.",
+    },
+    "forget_none": {
+        "en": "I don't remember anything like that, so there is nothing to forget.",
+        "fr": "Je ne me souviens de rien de tel : il n'y a rien à oublier.",
+        "es": "No recuerdo nada parecido, así que no hay nada que olvidar.",
+        "de": "Ich erinnere mich an nichts dergleichen, es gibt also nichts zu vergessen.",
+        "it": "Non ricordo nulla del genere, quindi non c'è niente da dimenticare.",
+        "pt": "Não me lembro de nada assim, por isso não há nada a esquecer.",
     },
     "answer": {
         "en": "Noted.",
@@ -338,8 +366,10 @@ def _option_named(card: Card, text: str) -> str | None:
 
 def _recent_messages(workspace_id: int) -> list[dict]:
     rows = MainMessage.objects.filter(workspace_id=workspace_id).order_by("-id")[:RECENT_MESSAGES]
+    redact = Redactor(workspace_id).refresh()  # what a person asked to forget never reaches the Router
     return [
-        {"text": row.text[:RECENT_MESSAGE_CHARS], "route": row.route, "task": row.task_id} for row in reversed(rows)
+        {"text": redact.text(row.text[:RECENT_MESSAGE_CHARS]), "route": row.route, "task": row.task_id}
+        for row in reversed(rows)
     ]
 
 
@@ -352,7 +382,26 @@ def _considered(index: TaskIndex, ids: list[int] | None = None, limit: int = 5) 
     return [{"task": e.id, "title": e.title, "similarity": round(e.similarity, 3)} for e in entries]
 
 
+def _post_forget(message: _Message, intent: ForgetIntent) -> MainMessage:
+    """ "Forget that …": the memory it names gets a confirmation card (or Main says there is none). The words
+    are not memory evidence: a request to forget must not feed memory with what it asks to forget."""
+    person = message.access.user.pk if message.access.user is not None else None
+    memory = forget_match(workspace_id=message.access.workspace.pk, person_id=person, description=intent.what)
+    with transaction.atomic():
+        if memory is None:
+            return _record(message, route=Route.ANSWER, reply=_say("forget_none", message.language), remember=False)
+        request, card = memory_forget_ask(access=message.access, memory_id=memory.pk)
+        current = memory.versions.filter(status="active").values_list("content", flat=True).first() or intent.what
+        reply = (
+            _say("forget_confirm", message.language, what=current) if card else _say("forget_done", message.language)
+        )
+        return _record(message, route=Route.ANSWER, card=card, reply=reply, remember=False)
+
+
 def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
+    intent = forget_intent(message.text) if not note else None
+    if intent is not None:
+        return _post_forget(message, intent)
     workspace_id = message.access.workspace.pk
     text = message.text + note
     index = task_index_get(workspace_id=workspace_id, text=text)
@@ -633,6 +682,7 @@ def _record(
     refusal: str = "",
     router: RouterResult | None = None,
     router_chars: int = 0,
+    remember: bool = True,
 ) -> MainMessage:
     """Store the Main message and its routing, append the "main.message" event and record the words as memory
     evidence (caller's transaction)."""
@@ -666,7 +716,8 @@ def _record(
             "by": message.access.actor,
         },
     )
-    main_message_recorded(record)  # the person's words become memory evidence, extracted after commit
+    if remember:
+        main_message_recorded(record)  # the person's words become memory evidence, extracted after commit
     return record
 
 

@@ -5,8 +5,9 @@
 
 from typing import Any, Final
 
-from agents.models import ChecklistStatus, Task
+from agents.models import ChecklistStatus, Task, TaskStatus
 from agents.services.summaries import task_summary_write
+from agents.services.task_episodes import task_episode_write
 from agents.transitions import task_move
 from workspace.services.events import event_append
 
@@ -55,4 +56,6 @@ def task_status_set(
     event_append(workspace_id=task.workspace_id, kind="task.status", data=task_status_data(task))
     if summary:
         task_summary_write(task)
+    if status == TaskStatus.DONE:
+        task_episode_write(task)
     return True

@@ -32,6 +32,7 @@ from lomote.kernel.exceptions import InvalidInput, NotFound
 from memory import domain_events
 from memory.extraction.candidate import candidate_check
 from memory.extraction.runner import candidates_extract
+from memory.extraction.scripted import statement_subject
 from memory.models import (
     Derivation,
     DerivationRole,
@@ -43,6 +44,7 @@ from memory.models import (
     ForgetStatus,
     ForgottenTerm,
     Memory,
+    MemoryIndex,
     MemoryKind,
     MemoryVersion,
     ProfileEntry,
@@ -50,7 +52,8 @@ from memory.models import (
     VersionOperation,
     VersionStatus,
 )
-from memory.redaction import forgotten_terms, mentions, text_terms
+from memory.redaction import distinctive_words, forgotten_terms, mentions, text_terms
+from memory.search import fold, goal_terms
 from memory.services.index import index_drop, index_put
 from memory.services.memories import normalised_key
 from memory.services.profile import profile_rebuild
@@ -63,6 +66,9 @@ from workspace.services.events import event_append
 logger = logging.getLogger(__name__)
 
 STATING_ROLES = (DerivationRole.ORIGIN, DerivationRole.REFINE)
+FORGOTTEN_SUBJECT = ""  # erased, like the contents
+MAX_TERM_LOOKUPS = 40  # distinctive words of the erased texts looked up in what remains
+MAX_STILL_SAID = 500  # remaining statements that share one of them, read to keep their words out of the terms
 
 
 def forget_salt(workspace_id: int) -> str:
@@ -279,7 +285,20 @@ class _Forgetting:
             version = self._rebuild(memory, remaining, last_kind or MemoryKind.PREFERENCE)
             if version is not None:
                 made.append(version)
+            self._resubject(memory, version, remaining)
         return made
+
+    def _resubject(self, memory: Memory, version: MemoryVersion | None, remaining: list[Evidence]) -> None:
+        """A memory's subject was read from its statements: when no remaining one says it, it goes too — read
+        again from the rebuilt content, or erased with the memory."""
+        said = " ".join(e.text for e in remaining).casefold()
+        if version is not None and all(word in said for word in memory.subject.split()):
+            return
+        self.erased_texts.append(memory.subject)
+        memory.subject = statement_subject(version.content) if version is not None else FORGOTTEN_SUBJECT
+        memory.save(update_fields=["subject", "updated_at"])
+        if version is not None:
+            index_put(version)  # the search row holds the subject too
 
     def _rebuild(self, memory: Memory, remaining: list[Evidence], last_kind: str) -> MemoryVersion | None:
         """The memory as its remaining evidence states it, in order: what the extractor reads in each about
@@ -352,20 +371,29 @@ class _Forgetting:
     def _terms(self) -> int:
         """The forgotten terms, kept as hashes: what no later context may show (memory/redaction.py)."""
         salt = forget_salt(self.workspace_id)
-        remaining = list(
-            Evidence.objects.filter(workspace_id=self.workspace_id, feeds_memory=True).values_list("text", flat=True)
-        )
-        remaining += list(
-            MemoryVersion.objects.filter(workspace_id=self.workspace_id, status=VersionStatus.ACTIVE).values_list(
-                "content", flat=True
-            )
-        )
-        terms = forgotten_terms(self.erased_texts, remaining, salt=salt)
+        terms = forgotten_terms(self.erased_texts, self._still_said(), salt=salt)
         ForgottenTerm.objects.bulk_create(
             [ForgottenTerm(workspace_id=self.workspace_id, term=t, forget=self.request) for t in sorted(terms)],
             ignore_conflicts=True,
         )
         return len(terms)
+
+    def _still_said(self) -> list[str]:
+        """What remaining memory still says with the erased words: the active versions and valid evidence that
+        share a distinctive word with them — found through the search rows and the words, not by reading the
+        whole workspace."""
+        words = sorted({w for text in self.erased_texts for w in distinctive_words(text)})[:MAX_TERM_LOOKUPS]
+        if not words:
+            return []
+        documents, evidence = Q(), Q()
+        for word in words:
+            documents |= Q(document__icontains=fold(word))  # search rows hold folded text
+            evidence |= Q(text__icontains=word)
+        rows = MemoryIndex.objects.filter(workspace_id=self.workspace_id).filter(documents)
+        said = list(rows.values_list("version__content", flat=True)[:MAX_STILL_SAID])
+        valid = Evidence.objects.filter(workspace_id=self.workspace_id, feeds_memory=True).filter(evidence)
+        said += list(valid.values_list("text", flat=True)[:MAX_STILL_SAID])
+        return said
 
 
 def _sentences(text: str) -> list[str]:
@@ -373,6 +401,33 @@ def _sentences(text: str) -> list[str]:
 
 
 # --- reading ------------------------------------------------------------------------------------------------
+
+
+MATCH_SHARE = 0.5  # of the description's content words a memory must share to be the one it names
+
+
+def forget_match(*, workspace_id: int, person_id: int | None, description: str) -> Memory | None:
+    """The active memory a person's description of what to forget names ("our main colour is blue"): the one
+    sharing the most of its content words, and at least half of them; None when nothing is close enough.
+    The person's own personal memories are candidates; another person's are not."""
+    terms = goal_terms(description)
+    if not terms:
+        return None
+    rows = MemoryIndex.objects.filter(workspace_id=workspace_id).filter(
+        Q(version__memory__person__isnull=True) | Q(version__memory__person_id=person_id)
+    )
+    query = Q()
+    for term in terms:
+        query |= Q(document__icontains=term)
+    best, best_score = None, 0.0
+    for memory_id, document in rows.filter(query).values_list("version__memory_id", "document")[:500]:
+        words = set(goal_terms(document))
+        score = sum(1 for t in terms if t in words) / len(terms)
+        if score > best_score:
+            best, best_score = memory_id, score
+    if best is None or best_score < MATCH_SHARE:
+        return None
+    return Memory.objects.get(pk=best)
 
 
 def forgotten_terms_of(workspace_id: int) -> frozenset[str]:

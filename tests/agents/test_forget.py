@@ -6,6 +6,7 @@ while a fact with a second, independent source survives with that provenance."""
 import json
 
 import pytest
+from django.db import transaction
 from rest_framework.test import APIClient
 
 from agents.models import Card, CardStatus, InboxMessage, Task
@@ -253,3 +254,17 @@ def test_the_seeds_example_blue_then_off_white_then_forget_the_blue(task, worksp
     # and nothing of the original statement is in a later context
     preview = client_for(alice).get(f"/api/v1/workspaces/{workspace.pk}/tasks/{task.pk}/context/").json()
     assert "main colour" not in json.dumps(preview, ensure_ascii=False).casefold()
+
+
+def test_a_finished_task_becomes_an_episode_linked_to_what_it_drew_on(task, workspace, alice):
+    from agents.services.task_status import task_status_set
+
+    evidence = _said(task, alice, "Our tagline is Bake it warm.")
+    with transaction.atomic():
+        locked = Task.objects.select_for_update().get(pk=task.pk)
+        task_status_set(locked, "active")
+        task_status_set(locked, "done", reason="checklist_complete")
+
+    episode = Episode.objects.get(workspace=workspace, task_id=task.pk)
+    assert episode.title == task.title and episode.summary
+    assert Derivation.objects.filter(episode=episode, evidence=evidence, role=DerivationRole.SUMMARISES).exists()
