@@ -1,11 +1,12 @@
-// The studio: chat with Main (messages, routes, task cards, generation progress), the task list and the
-// credits panel on the left; the canvas (canvas.js) on the right. Live state arrives only through the
+// The studio: chat with Main (messages, routes, task cards, generation progress), the task list, the memory
+// panel (memory.js) and the credits panel on the left; the canvas (canvas.js) on the right. Live state arrives only through the
 // workspace event log (live.js); an event that says a panel changed triggers a REST fetch of that panel.
 
 import { ApiError, workspaceApi } from "./api.js";
 import { Canvas } from "./canvas.js";
 import { h, progressBar } from "./dom.js";
 import { LiveLog } from "./live.js";
+import { MemoryPanel } from "./memory.js";
 
 const root = document.getElementById("studio");
 const chat = document.getElementById("chat");
@@ -60,6 +61,7 @@ class Studio {
     this.jobs = new Map(); // job id → its progress entry in the chat
     this.messages = new Set();
     this.canvas = new Canvas({ api: this.api, workspaceId, userId: this.userId, onError: (e) => this.error(e) });
+    this.memory = new MemoryPanel({ api: this.api, userId: this.userId, onCard: (cardId) => this.revealCard(cardId) });
     this.live = null;
   }
 
@@ -69,7 +71,9 @@ class Studio {
     const workspace = await this.api.get("/");
     // Load the panels as of this seq; the socket replays everything after it, so nothing falls between.
     const after = workspace.last_event_seq || 0;
-    await Promise.all([this.loadMessages(), this.loadTasks(), this.loadCards(), this.loadJobs(), this.loadBalance()]);
+    await Promise.all([
+      this.loadMessages(), this.loadTasks(), this.loadCards(), this.loadJobs(), this.loadBalance(), this.memory.load(),
+    ]);
     await this.canvas.load();
     this.live = new LiveLog({
       workspaceId: this.workspaceId,
@@ -186,6 +190,14 @@ class Studio {
 
   async fetchCard(cardId) {
     this.showCard(await this.api.get(`/cards/${cardId}/`));
+  }
+
+  /** Show a card and bring it into view with the keyboard on it (a card another panel asked for). */
+  async revealCard(cardId) {
+    await this.fetchCard(cardId);
+    const heading = this.cards.get(cardId)?.querySelector("h3");
+    heading?.scrollIntoView({ block: "center" });
+    heading?.focus();
   }
 
   showCard(card) {
@@ -325,6 +337,8 @@ class Studio {
       this.canvas.artifactChanged(data.artifact, data);
     } else if (kind === "flow.node" || kind === "flow.run") {
       this.canvas.flowEvent(kind, data);
+    } else if (kind.startsWith("memory.")) {
+      this.memory.apply(event);
     }
   }
 }
