@@ -69,6 +69,7 @@ def _config(world: World, base_url: str) -> dict:
             "path.job_id": ids["job"],
             "path.run_id": ids["flow_run"],
             "path.node_id": "brief",
+            "path.memory_id": ids["memory"],
         },
         "operations": [
             at(f"DELETE {WORKSPACE}", workspace_id=ids["doomed_workspace"]),

@@ -19,6 +19,7 @@ from agents.services.tasks import task_archive, task_cancel, task_create, task_p
 from billing.services.approvals import approval_grant
 from billing.services.quotes import quote_create
 from billing.services.wallets import wallet_topup
+from memory.services.memories import memory_state
 from workspace.flows.authoring import flow_create
 from workspace.models import ArtifactKind, ArtifactVersion, FlowRunStatus, GenerationJob, Membership, Role
 from workspace.selectors import workspace_access
@@ -122,6 +123,8 @@ def seed() -> World:
     spare_quote = quote_create(workspace_id=workspace.pk, operation="video.generate", created_by=alice)
     approval_grant(access=access, quote_id=quote.pk)
 
+    memory = memory_state(access=access, content="The festival's main colour is midnight blue.", kind="fact")
+
     return World(
         token=Token.objects.create(user=alice).key,
         workspace=workspace.pk,
@@ -148,5 +151,6 @@ def seed() -> World:
             "failed_flow_run": failed.run.pk,
             "quote": spare_quote.pk,
             "user_to_add": erin.pk,
+            "memory": memory.pk,
         },
     )
