@@ -20,6 +20,7 @@ from memory.services.forget import (
 from workspace.selectors import Access
 
 SOURCE = "memory_forget"
+FORGOTTEN_BODY = "Forgotten: it no longer feeds memory, and what was built on it was erased and rebuilt."
 
 
 @transaction.atomic
@@ -47,6 +48,9 @@ def memory_forget_ask(
 class MemoryForget:
     def confirm(self, *, access: Access, card: Card) -> dict[str, Any]:
         done = forget_execute(workspace_id=card.workspace_id, forget_id=card.payload["forget"])
+        # The card quoted what it asked to forget: once forgotten, it no longer does.
+        card.body = FORGOTTEN_BODY
+        Card.objects.filter(pk=card.pk).update(body=FORGOTTEN_BODY)
         report = done.report or {}
         return {key: report.get(key) for key in ("versions_erased", "versions_rebuilt", "profile_version")}
 

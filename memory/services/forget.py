@@ -90,7 +90,9 @@ def forget_target(*, access: Access, memory_id: int | None = None, evidence: dic
         raise InvalidInput("Name either a memory or a piece of evidence to forget.", code="invalid")
     if memory_id is not None:
         memory = Memory.objects.filter(pk=memory_id, workspace=access.workspace).first()
-        if memory is None:
+        personal = memory is not None and memory.person_id is not None
+        if memory is None or (personal and (access.user is None or memory.person_id != access.user.pk)):
+            # Another person's own memory is theirs to forget: it answers as if it did not exist.
             raise NotFound("Memory not found.")
         return ForgetTarget(memory, None)
     kind, source = evidence.get("type"), evidence.get("id")

@@ -105,7 +105,10 @@ def test_a_forgotten_statement_leaves_no_trace_in_memory_or_in_any_later_context
     request, card = memory_forget_ask(access=access, evidence={"type": "task_message", "id": int(first.source_id)})
     card_act(access=access, card_id=card.pk, action="confirm")
 
-    # then the canary is in no memory, episode, profile entry, index row or stored evidence
+    # then the card no longer quotes it
+    assert CANARY not in Card.objects.get(pk=card.pk).body
+
+    # and the canary is in no memory, episode, profile entry, index row or stored evidence
     request.refresh_from_db()
     assert request.status == ForgetStatus.DONE
     assert CANARY.casefold() not in _everything_stored(workspace)
@@ -268,3 +271,17 @@ def test_a_finished_task_becomes_an_episode_linked_to_what_it_drew_on(task, work
     episode = Episode.objects.get(workspace=workspace, task_id=task.pk)
     assert episode.title == task.title and episode.summary
     assert Derivation.objects.filter(episode=episode, evidence=evidence, role=DerivationRole.SUMMARISES).exists()
+
+
+def test_another_persons_own_memory_cannot_be_named_to_forget(workspace, alice, bob):
+    from memory.services.memories import memory_state
+
+    mine = memory_state(
+        access=workspace_access(principal=bob, workspace_id=workspace.pk),
+        content="I prefer tea",
+        kind="preference",
+        scope="person",
+    )
+    with pytest.raises(NotFound):
+        memory_forget_ask(access=workspace_access(principal=alice, workspace_id=workspace.pk), memory_id=mine.pk)
+    assert not ForgetRequest.objects.exists()
