@@ -39,6 +39,14 @@ def _phrases(words: list[str]) -> Iterable[str]:
     return (" ".join(words[i : i + 3]) for i in range(len(words) - 2))
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?\n])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut after each sentence's end, empty pieces dropped: what redaction removes one at a time."""
+    return [s for s in _SENTENCE_END.split(text or "") if s.strip()]
+
+
 def distinctive_words(text: str) -> set[str]:
     """The words of `text` that can become forgotten terms (case-folded)."""
     return {w for w in _words(text) if _distinctive(w)}

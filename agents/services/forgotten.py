@@ -6,10 +6,9 @@ afterwards — and every read-back of the log — passes through a Redactor: a m
 carries a forgotten term is shown as removed. The agent's own earlier words are no way back in.
 """
 
-import re
 from typing import Any
 
-from memory.redaction import REDACTED, text_terms
+from memory.redaction import REDACTED, sentences, text_terms
 from memory.services.forget import forget_salt, forgotten_terms_of
 
 
@@ -73,11 +72,8 @@ class Redactor:
         return value
 
 
-_SENTENCE = re.compile(r"(?<=[.!?\n])\s+")
-
-
 def without_forgotten(text: str, redact: Redactor) -> str:
     """`text` without the sentences that carry a forgotten term (for search rows, which show no marker)."""
     if not redact or not redact.carries(text):
         return text
-    return " ".join(s for s in _SENTENCE.split(text) if s.strip() and not redact.carries(s))
+    return " ".join(s for s in sentences(text) if not redact.carries(s))

@@ -20,7 +20,6 @@ memory and out of every later context. A second forget of the same thing changes
 """
 
 import logging
-import re
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -52,7 +51,7 @@ from memory.models import (
     VersionOperation,
     VersionStatus,
 )
-from memory.redaction import distinctive_words, forgotten_terms, mentions, text_terms
+from memory.redaction import distinctive_words, forgotten_terms, mentions, sentences, text_terms
 from memory.search import fold, goal_terms
 from memory.services.index import index_drop, index_put
 from memory.services.memories import normalised_key
@@ -353,7 +352,7 @@ class _Forgetting:
         terms = forgotten_terms(self.erased_texts, [], salt=forget_salt(self.workspace_id))
         for episode in Episode.objects.select_for_update(of=("self",)).filter(pk__in=ids):
             kept = [
-                s for s in _sentences(episode.summary) if not mentions(s, terms, salt=forget_salt(self.workspace_id))
+                s for s in sentences(episode.summary) if not mentions(s, terms, salt=forget_salt(self.workspace_id))
             ]
             episode.summary = " ".join(kept) or "(Rebuilt after a forget: nothing of it remained.)"
             episode.status = EpisodeStatus.FORGOTTEN
@@ -396,10 +395,6 @@ class _Forgetting:
         valid = Evidence.objects.filter(workspace_id=self.workspace_id, feeds_memory=True).filter(evidence)
         said += list(valid.values_list("text", flat=True)[:MAX_STILL_SAID])
         return said
-
-
-def _sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?])\s+", text or "") if s.strip()]
 
 
 # --- reading ------------------------------------------------------------------------------------------------
