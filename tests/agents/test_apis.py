@@ -42,7 +42,14 @@ from tests.support.factories import (
     ToolCallFactory,
     TurnFactory,
 )
-from tests.support.rest import assert_error, events_of, issue_api_key, key_client
+from tests.support.rest import (
+    assert_error,
+    assert_role_answer,
+    call,
+    events_of,
+    issue_api_key,
+    key_client,
+)
 from tests.support.rest import snapshot as tenancy_snapshot
 from workspace.models import Role, Workspace
 from workspace.selectors import workspace_access
@@ -79,12 +86,6 @@ def snapshot() -> dict[str, list[tuple]]:
         "steps": list(Step.objects.order_by("pk").values_list("pk", "turn_id", "index")),
         "tool_calls": list(ToolCall.objects.order_by("pk").values_list("pk", "call_id", "status")),
     }
-
-
-def _call(client: APIClient, method: str, url: str, body=None):
-    if body is None:
-        return getattr(client, method)(url)
-    return getattr(client, method)(url, body, format="json")
 
 
 def _add_step(turn: Turn, index: int, *, calls: int = 1, **fields) -> Step:
@@ -213,10 +214,6 @@ def client_as(world, client_for):
     return make
 
 
-def _missing_workspace_id() -> int:
-    return (Workspace.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1000
-
-
 def _effect_of(endpoint: Endpoint, world) -> bool:
     """The persisted effect of an allowed write, so "allowed" means "done", not just "2xx"."""
     message = InboxMessage.objects.get(pk=world.message.pk)
@@ -244,28 +241,20 @@ def test_it_answers_each_caller_as_its_role_says(world, client_as, client_for, e
     seq_before = Workspace.objects.get(pk=world.workspace.pk).last_event_seq
 
     # when the caller hits the endpoint
-    response = _call(client_as(persona), endpoint.method, endpoint.url(world), endpoint.body)
+    response = call(client_as(persona), endpoint.method, endpoint.url(world), endpoint.body)
 
-    # then the status is the one the matrix gives
-    assert response.status_code == expected, (response.status_code, response.content[:300])
-    if expected == 404:
-        # then an outsider learns nothing: the very answer the owner gets for a workspace that does not exist
-        assert_error(response, 404, "not_found")
-        ghost_url = endpoint.url(world, workspace_id=_missing_workspace_id())
-        ghost = _call(client_for(world.users["owner"]), endpoint.method, ghost_url, endpoint.body)
-        assert response.json() == ghost.json()
-        assert snapshot() == before
-    elif expected == 403:
-        error = assert_error(response, 403, "role_required")
-        assert error["details"]["required_role"] == Role.EDITOR
-        assert snapshot() == before
-    elif endpoint.method == "get":
-        assert snapshot() == before
-    else:
-        # then the write is persisted and the change a person should see is in the event log
-        assert _effect_of(endpoint, world)
-        new_events = [e.kind for e in events_of(world.workspace.pk) if e.seq > seq_before]
-        assert endpoint.event in new_events
+    # then the answer is the one the matrix gives: nothing learnt or changed when refused, the write done when allowed
+    assert_role_answer(
+        world=world,
+        endpoint=endpoint,
+        response=response,
+        expected=expected,
+        client_for=client_for,
+        state=snapshot,
+        before=before,
+        seq_before=seq_before,
+        effect=lambda: _effect_of(endpoint, world),
+    )
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
@@ -274,7 +263,7 @@ def test_it_refuses_unauthenticated_requests_with_401(world, endpoint):
     before = snapshot()
 
     # when the endpoint is called
-    response = _call(APIClient(), endpoint.method, endpoint.url(world), endpoint.body)
+    response = call(APIClient(), endpoint.method, endpoint.url(world), endpoint.body)
 
     # then 401 with the error body, and nothing changed
     assert_error(response, 401, "not_authenticated")
@@ -288,8 +277,8 @@ def test_it_hides_another_workspaces_task_behind_the_same_404(world, client_as, 
     owner = client_as("owner")
 
     # when the owner of the shared workspace asks for both through the shared workspace's URL
-    foreign = _call(owner, endpoint.method, endpoint.url(world, task_id=world.other_task.pk), endpoint.body)
-    missing = _call(owner, endpoint.method, endpoint.url(world, task_id=10**9), endpoint.body)
+    foreign = call(owner, endpoint.method, endpoint.url(world, task_id=world.other_task.pk), endpoint.body)
+    missing = call(owner, endpoint.method, endpoint.url(world, task_id=10**9), endpoint.body)
 
     # then both answers are the same 404, and dave's rows are untouched
     assert_error(foreign, 404, "not_found")
@@ -306,7 +295,7 @@ def test_it_hides_messages_of_other_tasks_behind_the_same_404(world, client_as, 
 
     # when the owner addresses each through the first task's URL
     answers = [
-        _call(owner, endpoint.method, endpoint.url(world, message_id=message_id), endpoint.body)
+        call(owner, endpoint.method, endpoint.url(world, message_id=message_id), endpoint.body)
         for message_id in (sibling.pk, world.other_message.pk, 10**9)
     ]
 
@@ -796,7 +785,7 @@ def test_it_refuses_to_change_a_message_the_agent_already_read(world, client_as,
     before = snapshot()
 
     # when bob tries to withdraw or replace it
-    response = _call(client_as("editor"), endpoint.method, endpoint.url(world), endpoint.body)
+    response = call(client_as("editor"), endpoint.method, endpoint.url(world), endpoint.body)
 
     # then 409 message_not_pending, and the message, the inbox and the event log are unchanged
     error = assert_error(response, 409, "message_not_pending")
@@ -973,7 +962,7 @@ def test_it_refuses_bad_bodies_with_400_and_changes_nothing(world, client_as, en
     before = snapshot()
 
     # when bob sends the bad body
-    response = _call(client_as("editor"), endpoint.method, endpoint.url(world), body)
+    response = call(client_as("editor"), endpoint.method, endpoint.url(world), body)
 
     # then 400 names each offending field, and nothing was written
     error = assert_error(response, 400, "invalid")

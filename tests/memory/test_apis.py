@@ -35,7 +35,13 @@ from memory.services.episodes import episode_write
 from memory.services.evidence import evidence_record
 from memory.services.extraction import evidence_extract
 from memory.services.memories import memory_state
-from tests.support.rest import assert_error, events_of, issue_api_key, key_client
+from tests.support.rest import (
+    assert_error,
+    assert_role_answer,
+    call,
+    issue_api_key,
+    key_client,
+)
 from tests.support.rest import snapshot as tenancy_snapshot
 from workspace.models import Role, Workspace
 from workspace.selectors import workspace_access
@@ -73,12 +79,6 @@ def snapshot() -> dict[str, list[tuple]]:
         "derivations": list(Derivation.objects.order_by("pk").values_list("pk", "role", "version_id", "evidence_id")),
         "profile": list(ProfileVersion.objects.order_by("pk").values_list("pk", "workspace_id", "number")),
     }
-
-
-def _call(client: APIClient, method: str, url: str, body=None):
-    if body is None:
-        return getattr(client, method)(url)
-    return getattr(client, method)(url, body, format="json")
 
 
 def _url(name: str, workspace, **kwargs) -> str:
@@ -191,10 +191,6 @@ def client_as(world, client_for):
     return make
 
 
-def _missing_workspace_id() -> int:
-    return (Workspace.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1000
-
-
 def _effect_of(endpoint: Endpoint, world) -> bool:
     """The persisted effect of an allowed write, so "allowed" means "done", not just "2xx"."""
     if endpoint is MEMORIES_POST:
@@ -216,35 +212,27 @@ def test_it_answers_each_caller_as_its_role_says(world, client_as, client_for, e
     seq_before = Workspace.objects.get(pk=world.workspace.pk).last_event_seq
 
     # when the caller hits the endpoint
-    response = _call(client_as(persona), endpoint.method, endpoint.url(world), endpoint.body)
+    response = call(client_as(persona), endpoint.method, endpoint.url(world), endpoint.body)
 
-    # then the status is the one the matrix gives
-    assert response.status_code == expected, (response.status_code, response.content[:300])
-    if expected == 404:
-        # then an outsider learns nothing: the very answer the owner gets for a workspace that does not exist
-        assert_error(response, 404, "not_found")
-        ghost_url = endpoint.url(world, workspace_id=_missing_workspace_id())
-        ghost = _call(client_for(world.users["owner"]), endpoint.method, ghost_url, endpoint.body)
-        assert response.json() == ghost.json()
-        assert snapshot() == before
-    elif expected == 403:
-        error = assert_error(response, 403, "role_required")
-        assert error["details"]["required_role"] == Role.EDITOR
-        assert snapshot() == before
-    elif endpoint.method == "get":
-        assert snapshot() == before
-    else:
-        # then the write is persisted and the change a person should see is in the event log
-        assert _effect_of(endpoint, world)
-        new_events = [e.kind for e in events_of(world.workspace.pk) if e.seq > seq_before]
-        assert endpoint.event in new_events
+    # then the answer is the one the matrix gives: nothing learnt or changed when refused, the write done when allowed
+    assert_role_answer(
+        world=world,
+        endpoint=endpoint,
+        response=response,
+        expected=expected,
+        client_for=client_for,
+        state=snapshot,
+        before=before,
+        seq_before=seq_before,
+        effect=lambda: _effect_of(endpoint, world),
+    )
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
 def test_it_refuses_unauthenticated_requests_with_401(world, endpoint):
     before = snapshot()
 
-    response = _call(APIClient(), endpoint.method, endpoint.url(world), endpoint.body)
+    response = call(APIClient(), endpoint.method, endpoint.url(world), endpoint.body)
 
     assert_error(response, 401, "not_authenticated")
     assert snapshot() == before
@@ -257,8 +245,8 @@ def test_it_hides_another_workspaces_memory_behind_the_same_404(world, client_as
     owner = client_as("owner")
 
     # when the owner of the shared workspace addresses both through the shared workspace's URL
-    foreign = _call(owner, endpoint.method, endpoint.url(world, memory_id=world.other_memory.pk), endpoint.body)
-    missing = _call(owner, endpoint.method, endpoint.url(world, memory_id=10**9), endpoint.body)
+    foreign = call(owner, endpoint.method, endpoint.url(world, memory_id=world.other_memory.pk), endpoint.body)
+    missing = call(owner, endpoint.method, endpoint.url(world, memory_id=10**9), endpoint.body)
 
     # then both answers are the same 404, and dave's memory is untouched
     assert_error(foreign, 404, "memory_not_found")
@@ -273,7 +261,7 @@ def test_it_hides_a_persons_own_memory_from_everyone_else(world, client_as, endp
     before = snapshot()
 
     # when anyone else addresses it — the owner, a viewer, an API key
-    response = _call(client_as(persona), endpoint.method, endpoint.url(world, memory_id=world.own.pk), endpoint.body)
+    response = call(client_as(persona), endpoint.method, endpoint.url(world, memory_id=world.own.pk), endpoint.body)
 
     # then it does not exist for them (a viewer's write would be 403 before anything is looked up)
     if persona == "viewer" and endpoint.method == "post":
@@ -327,7 +315,7 @@ BAD_BODIES = [
 def test_it_refuses_bad_bodies_naming_the_field_and_changes_nothing(world, client_as, endpoint, body, field):
     before = snapshot()
 
-    response = _call(client_as("editor"), endpoint.method, endpoint.url(world), body)
+    response = call(client_as("editor"), endpoint.method, endpoint.url(world), body)
 
     error = assert_error(response, 400, "invalid")
     assert field in error["details"]["fields"], error

@@ -57,3 +57,41 @@ def key_client(raw_key: str, *, header: str = "bearer") -> APIClient:
 def events_of(workspace_id: int, kind: str | None = None) -> list[Event]:
     events = Event.objects.filter(workspace_id=workspace_id).order_by("seq")
     return list(events.filter(kind=kind) if kind else events)
+
+
+def call(client: APIClient, method: str, url: str, body=None):
+    """One request as a client would send it: JSON body when there is one."""
+    if body is None:
+        return getattr(client, method)(url)
+    return getattr(client, method)(url, body, format="json")
+
+
+def missing_workspace_id() -> int:
+    """An id no workspace has: what an outsider's 404 must look exactly like."""
+    return (Workspace.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1000
+
+
+def assert_role_answer(
+    *, world, endpoint, response, expected: int, client_for, state, before, seq_before, effect
+) -> None:
+    """The tenancy matrix's verdict on one request (`world` and `endpoint` as the app's API tests build them):
+    an outsider's 404 is the owner's answer for a workspace that does not exist and changes nothing; a 403 names
+    the editor role and changes nothing; a read changes nothing; an allowed write is persisted (`effect()`) and
+    its event is in the log. `state()` reads what must not change (`before` is its value before the request)."""
+    assert response.status_code == expected, (response.status_code, response.content[:300])
+    if expected == 404:
+        assert_error(response, 404, "not_found")
+        ghost_url = endpoint.url(world, workspace_id=missing_workspace_id())
+        ghost = call(client_for(world.users["owner"]), endpoint.method, ghost_url, endpoint.body)
+        assert response.json() == ghost.json()
+        assert state() == before
+    elif expected == 403:
+        error = assert_error(response, 403, "role_required")
+        assert error["details"]["required_role"] == Role.EDITOR
+        assert state() == before
+    elif endpoint.method == "get":
+        assert state() == before
+    else:
+        assert effect()
+        new_events = [e.kind for e in events_of(world.workspace.pk) if e.seq > seq_before]
+        assert endpoint.event in new_events
