@@ -12,6 +12,7 @@ from agents import selectors, serializers
 from agents.main import messages as main_services
 from agents.models import CardStatus, TaskKind, TaskStatus
 from agents.runtime.context import context_preview
+from agents.runtime.resumption import checkpoint_export, task_resume_checked
 from agents.services import flow_runs as flow_run_services
 from agents.services import inbox as inbox_services
 from agents.services import task_settings as settings_services
@@ -187,13 +188,42 @@ TaskPauseApi = _task_action_api(
     "tasks_pause",
     "Pause the task, keeping its state. 409 `task_state` when the task is finished or cancelled.",
 )
-TaskResumeApi = _task_action_api(
-    "TaskResumeApi",
-    task_services.task_resume,
-    "tasks_resume",
-    "Resume a paused task: a turn starts if messages or checklist items are waiting, otherwise it becomes "
-    "idle. 409 `task_state` for a cancelled task.",
-)
+
+
+class TaskResumeApi(WorkspaceApi):
+    serializer_class = serializers.TaskResumeOut
+
+    @extend_schema(
+        operation_id="tasks_resume",
+        request=None,
+        description="Resume a paused task. Its checkpoint is judged first (DESIGN §11): an action interrupted with "
+        "its outcome unknown is settled by its receipt, then the goal, configuration, sources, permissions and "
+        "budget are re-checked. `resume` is the verdict (null when the task was not paused). A verdict a person "
+        "must review opens a card and the task waits; otherwise a turn starts if messages or checklist items "
+        "are waiting, else the task becomes idle. 409 `task_state` for a cancelled task.",
+        responses={200: serializers.TaskResumeOut, **error_responses(403, 404, 409)},
+    )
+    def post(self, request, workspace_id, task_id):
+        access = self.access()
+        task, verdict = task_resume_checked(access=access, task_id=task_id)
+        task = selectors.task_get(access=access, task_id=task.pk)
+        return Response({**serializers.TaskDetailOut(task).data, "resume": verdict})
+
+
+class TaskCheckpointApi(WorkspaceApi):
+    serializer_class = serializers.CheckpointOut
+
+    @extend_schema(
+        operation_id="tasks_checkpoint",
+        description="The task's portable checkpoint (JSON, `schema: 1`): what its work relies on (goal revision, "
+        "newest source version, configuration version), where it stands (`status`, the pending action whose "
+        "outcome is unknown, completed operation ids), its spending and its step count. `manage.py resume_check` "
+        "judges one against a context.",
+        responses={200: serializers.CheckpointOut, **error_responses(404)},
+    )
+    def get(self, request, workspace_id, task_id):
+        task = selectors.task_get(access=self.access(), task_id=task_id)
+        return Response(checkpoint_export(task).to_json())
 
 
 class TaskSettingsApi(WorkspaceApi):

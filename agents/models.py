@@ -54,6 +54,9 @@ class Task(models.Model):
     language = models.CharField(max_length=16, default="en")
     summary = models.TextField(blank=True)
     goal_revision = models.PositiveIntegerField(default=1)
+    # What the work in progress relies on (DESIGN §11): {"goal_revision", "config_version", "config"}, set when
+    # a turn starts and when a person accepts a change; a resume compares it with the present.
+    basis = models.JSONField(default=dict, blank=True)
     stop_reason = models.CharField(max_length=64, blank=True)
     waiting_for = models.JSONField(default=dict, blank=True)
     # Consecutive turns started by the runtime itself (no person in between); capped by settings.

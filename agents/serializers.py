@@ -165,6 +165,52 @@ class TaskDetailOut(TaskOut):
         return ActiveTurnOut(turns[0]).data if turns else None
 
 
+class ResumeVerdictOut(serializers.Serializer):
+    """What judging a resume found (agents/resume.py): the verdict and what it did."""
+
+    verdict = serializers.CharField(help_text="e.g. next_step_proposed, action_not_found_review, goal_changed_review.")
+    message = serializers.CharField()
+    pendingAction = serializers.CharField(allow_null=True, help_text="The operation id still pending, if any.")
+    completed = serializers.ListField(child=serializers.CharField(), help_text="Completed operation ids.")
+    lookups = serializers.IntegerField(help_text="Receipt lookups made (at most one).")
+    writes = serializers.IntegerField(help_text="Writes to the target: always 0, a resume never acts.")
+    outcome = serializers.CharField(help_text="go, wait_jobs, review (a card is open), cancelled, or a stop reason.")
+
+
+class TaskResumeOut(TaskDetailOut):
+    resume = ResumeVerdictOut(allow_null=True, read_only=True, help_text="Null when the task was not paused.")
+
+    class Meta(TaskDetailOut.Meta):
+        fields = [*TaskDetailOut.Meta.fields, "resume"]
+        read_only_fields = fields
+
+
+class PendingActionOut(serializers.Serializer):
+    id = serializers.CharField(help_text="The operation id: `turn:step:call`.")
+    tool = serializers.CharField()
+    target = serializers.JSONField()
+    params = serializers.JSONField()
+
+
+class CheckpointOut(serializers.Serializer):
+    """The portable checkpoint, schema 1 (DESIGN §11)."""
+
+    schema = serializers.IntegerField()
+    mission = serializers.IntegerField(help_text="The task's id.")
+    tenant = serializers.IntegerField(help_text="The workspace's id.")
+    subject = serializers.IntegerField(allow_null=True, help_text="The person the task acts for.")
+    goalRevision = serializers.IntegerField(help_text="The goal revision the work relies on.")
+    sourceRevision = serializers.IntegerField(allow_null=True, help_text="Every source version up to it was seen.")
+    configVersion = serializers.CharField(help_text="The model and spending policy the work runs under.")
+    status = serializers.CharField(help_text="ready, running, paused, action_unknown, awaiting_approval, …")
+    facts = serializers.JSONField()
+    completedActions = serializers.ListField(child=serializers.CharField())
+    pendingAction = PendingActionOut(allow_null=True)
+    spent = serializers.IntegerField()
+    held = serializers.IntegerField()
+    stepCount = serializers.IntegerField(help_text="Steps of the turn a resume would continue (0 for a new one).")
+
+
 LANGUAGE_TAG = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
 
 
@@ -325,6 +371,7 @@ class StepOut(serializers.ModelSerializer):
 class TurnLogOut(serializers.ModelSerializer):
     model_lease = ModelLeaseOut(read_only=True, allow_null=True)
     steps = StepOut(many=True, read_only=True)
+    resume = serializers.SerializerMethodField(help_text="The resume check this turn ran first, if any: its verdict.")
 
     class Meta:
         model = Turn
@@ -343,9 +390,15 @@ class TurnLogOut(serializers.ModelSerializer):
             "started_at",
             "finished_at",
             "model_lease",
+            "resume",
             "steps",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.JSONField(allow_null=True))
+    def get_resume(self, turn) -> dict | None:
+        resume = (turn.checkpoint or {}).get("resume")
+        return resume if resume and resume.get("verdict") else None
 
 
 class TaskLogQueryIn(PageQueryIn):

@@ -9,7 +9,7 @@ TASK_MOVES: dict[str, set[str]] = {
     T.IDLE: {T.ACTIVE, T.PAUSED, T.CANCELLED, T.DONE},
     T.ACTIVE: {T.IDLE, T.WAITING, T.PAUSED, T.CANCELLED, T.DONE, T.FAILED},
     T.WAITING: {T.ACTIVE, T.IDLE, T.PAUSED, T.CANCELLED, T.DONE},
-    T.PAUSED: {T.ACTIVE, T.IDLE, T.CANCELLED},
+    T.PAUSED: {T.ACTIVE, T.IDLE, T.WAITING, T.CANCELLED},  # waiting: a resume's review card, or its job
     T.DONE: {T.ACTIVE, T.CANCELLED},  # a follow-up reopens a finished task
     T.FAILED: {T.ACTIVE, T.CANCELLED},
     T.CANCELLED: set(),

@@ -168,3 +168,18 @@ def turn_fail(turn_id: int, generation: int, *, code: str, message: str) -> str:
     except Fenced:
         return "fenced"
     return "failed"
+
+
+def turn_end_after_resume(task: Task, turn: Turn, *, outcome: str) -> str:
+    """A resume check ended the turn before any decision (agents/runtime/resumption.py), in the check's fenced
+    transaction: a review card is open (the task already waits on it), the task was cancelled, or a check
+    stopped it (the task says why)."""
+    if outcome in ("review", "awaiting_approval"):
+        _end_turn(task, turn, TurnStatus.SUSPENDED, reason=f"resume_{outcome}")
+    elif outcome == "cancelled":
+        _end_turn(task, turn, TurnStatus.CANCELLED, reason="cancelled")
+    else:
+        _end_turn(task, turn, TurnStatus.STOPPED, reason=outcome)
+        _set_task(task, TaskStatus.IDLE, reason=outcome)
+    task_summary_write(task)
+    return f"resume_{outcome}"

@@ -29,7 +29,18 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+INTERRUPTED = dumps(
+    {
+        "outcome_unknown": True,
+        "message": "This call was interrupted before its result was recorded; it was not run again. A resume "
+        "settles it by its receipt, or a person reviews it. Check the current state before relying on it.",
+    }
+)
+
+
 def tool_message(call: ToolCall) -> dict:
+    if not call.is_finished:  # an earlier turn's call left unfinished (a pause, a dead worker): say so
+        return {"role": "tool", "tool_call_id": call.provider_call_id or call.call_id, "content": INTERRUPTED}
     # A large outcome stays in the log; the model pages through it with read_tool_result instead of carrying it.
     content = result_for_context(call, settings.LOMOTE_TOOL_RESULT_CONTEXT_CHARS)
     return {"role": "tool", "tool_call_id": call.provider_call_id or call.call_id, "content": content}
@@ -70,8 +81,9 @@ class StepEntry:
 
 
 class History:
-    def __init__(self, task: Task):
+    def __init__(self, task: Task, *, turn_id: int | None = None):
         self.task = task
+        self.turn_id = turn_id  # the turn being run: its last step's unfinished calls are the runner's to finish
         self.segments: list[ContextSegment] = []
         self.steps: list[StepEntry] = []
         self.loaded_domains: list[str] = []  # in the order they were loaded: the tools' order follows it
@@ -95,8 +107,8 @@ class History:
         )
         for step in steps:
             calls = sorted(step.tool_calls.all(), key=lambda c: c.index)
-            if any(not c.is_finished for c in calls):
-                break
+            if step.turn_id == self.turn_id and any(not c.is_finished for c in calls):
+                break  # the runner finishes them and adds the step (only its own turn's last step can be so)
             consumed = sorted(step.consumed_messages.all(), key=lambda m: m.pk)
             self.add(step, calls, [m.text for m in consumed])
         loads = ToolCall.objects.filter(turn__task=self.task, name="load_tools", status=ToolCallStatus.DONE)

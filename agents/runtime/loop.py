@@ -21,17 +21,17 @@ from django.db.models import Max, Sum
 from django.utils import timezone
 
 from agents.exceptions import Fenced, ModelError
-from agents.fencing import fence_turn, lease_renew
+from agents.fencing import fence_task, fence_turn, lease_renew
 from agents.leases import lease_claim
 from agents.locks import inbox_qs_for_update
 from agents.models import InboxMessage, InboxStatus, ModelLease, Step, Task, ToolCall, Turn, TurnStatus
 from agents.providers.base import ModelProvider, ModelResponse
 from agents.providers.registry import provider_for_lease
-from agents.runtime import cycle
+from agents.runtime import cycle, resumption
 from agents.runtime.compaction import compaction_run
 from agents.runtime.context import context_build
 from agents.runtime.history import History
-from agents.runtime.toolexec import RunContext, calls_run
+from agents.runtime.toolexec import RunContext, calls_run, merge_waits
 from agents.services.memory_feed import messages_consumed
 from agents.tools.registry import tool_get
 from workspace.services.events import event_append
@@ -85,7 +85,14 @@ class TurnRunner:
         self.lease_expires = turn.lease_expires_at
         self.run_ctx = RunContext(self.turn_id, self.generation, task.pk, task.workspace_id)
         self.lease = ModelLease.objects.select_related("secret").get(turn=turn)
-        self.history = History(task)
+        resume = turn.checkpoint.get("resume")
+        if resume and not resume.get("verdict"):
+            # Taken over, restarted, or started over an interrupted call: settle and re-check before any decision.
+            ended = self._resume_check(task.pk, resume.get("reason") or "takeover")
+            if ended is not None:
+                return ended
+            turn.refresh_from_db(fields=["checkpoint", "made_progress"])
+        self.history = History(task, turn_id=turn.pk)
         waiting = bool(turn.checkpoint.get("suspend"))
         tokens = Step.objects.filter(turn=turn).aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
         self.tokens = (tokens["p"] or 0) + (tokens["c"] or 0)
@@ -117,6 +124,27 @@ class TurnRunner:
                 last, calls, consumed = self._step(task.pk, last, calls)
             except _InboxChanged:
                 continue
+
+    def _resume_check(self, task_id: int, reason: str) -> str | None:
+        """Judge the task's checkpoint under the fence (agents/runtime/resumption.py), and end the turn in the
+        same transaction when the verdict stops it. None: the turn goes on."""
+        with transaction.atomic():
+            fence_task(self.turn_id, self.generation, task_id)
+            task, turn = Task.objects.get(pk=task_id), Turn.objects.get(pk=self.turn_id)  # both locked now
+            judged = resumption.judge(task)
+            outcome, settled = resumption.apply(task, judged, reason=reason, turn=turn)
+            if settled is not None and settled.suspend:
+                # The settled call asked to wait (its job runs): like a result written by this turn.
+                turn.checkpoint = {
+                    **turn.checkpoint,
+                    "suspend": merge_waits(turn.checkpoint.get("suspend"), settled.suspend),
+                }
+                Turn.objects.filter(pk=self.turn_id).update(checkpoint=turn.checkpoint)
+            if outcome not in ("go", "wait_jobs"):
+                return cycle.turn_end_after_resume(task, turn, outcome=outcome)
+        if outcome == "wait_jobs" and (judged.call is None or judged.call.turn_id != self.turn_id):
+            return cycle.turn_suspend(self.turn_id, self.generation, task_id)
+        return None  # a call settled in this turn's last step: its other calls run first, then the loop suspends
 
     def _step(self, task_id: int, last: Step | None, last_calls: list[ToolCall]):
         task = Task.objects.get(pk=task_id)  # fresh brief, title, goal revision

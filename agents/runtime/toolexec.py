@@ -235,7 +235,7 @@ def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
         if tool_result.suspend:
             changes["checkpoint"] = {
                 **turn.checkpoint,
-                "suspend": _merge_waits(turn.checkpoint.get("suspend"), tool_result.suspend),
+                "suspend": merge_waits(turn.checkpoint.get("suspend"), tool_result.suspend),
             }
         Turn.objects.filter(pk=run.turn_id).update(**changes)
     if tool_result is not None:
@@ -254,7 +254,7 @@ def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
     )
 
 
-def _merge_waits(current: dict | None, new: dict) -> dict:
+def merge_waits(current: dict | None, new: dict) -> dict:
     """Several calls of one step may each ask to wait (e.g. three generation jobs): wait for all of them."""
     if current and current.get("type") == new.get("type") == "jobs":
         return {"type": "jobs", "jobs": sorted(set(current.get("jobs", [])) | set(new.get("jobs", [])))}

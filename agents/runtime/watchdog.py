@@ -118,7 +118,12 @@ def _take_over(turn_id: int, generation: int, now: datetime, report: SweepReport
         turn_move(turn, TurnStatus.QUEUED)
         turn.generation += 1
         turn.lease_holder, turn.lease_expires_at, turn.enqueued_at = "", None, now
-        turn.save(update_fields=["status", "generation", "lease_holder", "lease_expires_at", "enqueued_at"])
+        # The new generation's first act is a resume check (agents/runtime/resumption.py): whatever the dead
+        # worker left started is settled by its receipt before anything is planned.
+        turn.checkpoint = {**turn.checkpoint, "resume": {"reason": "takeover"}}
+        turn.save(
+            update_fields=["status", "generation", "lease_holder", "lease_expires_at", "enqueued_at", "checkpoint"]
+        )
         event_append(
             workspace_id=task.workspace_id,
             kind="turn.taken_over",
@@ -171,5 +176,5 @@ def _start_for_inbox(task_id: int, report: SweepReport) -> None:
             return
         if not _unread_messages().filter(task=task).exists():
             return
-        turn = turn_start(task=task, trigger="watchdog")
+        turn = turn_start(task=task, trigger="watchdog", resume_check="watchdog_restart")
         report.started.append(turn.pk)

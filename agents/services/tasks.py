@@ -1,4 +1,5 @@
-"""Task lifecycle: create, cancel, pause, resume. Each takes the task row lock (DESIGN §3, §5)."""
+"""Task lifecycle: create, cancel, pause, resume (judged by agents/runtime/resumption.py), archive. Each takes the task
+row lock (DESIGN §3, §5)."""
 
 from django.db import transaction
 from django.utils import timezone
@@ -88,28 +89,24 @@ def task_pause(*, access: Access, task_id: int) -> Task:
     return task
 
 
-@transaction.atomic
-def task_resume(*, access: Access, task_id: int) -> Task:
-    """Resume a paused task: a turn starts if there is something to do, else it waits for the person."""
-    access.require(Role.EDITOR)
-    task = task_locked(access=access, task_id=task_id)
+def task_resume_prepare(task: Task) -> bool | None:
+    """The first half of resuming a paused task (its row locked): None when it is not paused (nothing to resume;
+    409 `task_state` for a cancelled one), else whether work waits (messages or open checklist items).
+
+    The task stays paused: what happens next is the resume verdict's to decide (agents/runtime/resumption.py).
+    """
     if task.status != TaskStatus.PAUSED:
-        # Nothing to resume: only a cancelled task answers the state conflict. Moving `task` for the others
-        # would change its status in memory without saving it, and callers would report a status never stored.
+        # Only a cancelled task answers the state conflict. Moving `task` for the others would change its
+        # status in memory without saving it, and callers would report a status never stored.
         if not task_can_move(task, TaskStatus.ACTIVE):
             task_move(task, TaskStatus.ACTIVE)
-        return task
-    has_work = (
+        return None
+    task.auto_turns = 0
+    task.save(update_fields=["auto_turns"])
+    return (
         task.inbox.filter(status=InboxStatus.PENDING).exists()
         or task.checklist.filter(status__in=[ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS]).exists()
     )
-    task.auto_turns = 0
-    if has_work:
-        task.save(update_fields=["auto_turns"])
-        turn_start(task=task, trigger="resume")
-    else:
-        task_status_set(task, TaskStatus.IDLE, reason="resumed", summary=False, also_save=("auto_turns",))
-    return task
 
 
 @transaction.atomic

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.models import PERMISSION_DOMAINS
 from agents.providers.base import ToolSpec
+from agents.resume import Action
 from workspace.models import Role
 
 # Base tools are always visible; a domain's tools once a `load_tools` call loaded it, if the task's
@@ -84,10 +85,41 @@ class Tool(ABC):
     irreversible: ClassVar[bool] = False
     # Spends money: with the task's autonomy at "ask", every call waits for a person's confirmation first.
     paid: ClassVar[bool] = False
+    # Its target records each call by operation id, so an interrupted call can be settled (`receipt` below).
+    keeps_receipts: ClassVar[bool] = False
+
+    @classmethod
+    def outcome_can_be_unknown(cls) -> bool:
+        """An interrupted call may have acted: it runs outside our transaction, and repeating it is not harmless
+        (or its receipt must decide). A resume settles such a call before anything else (DESIGN §11)."""
+        return not cls.transactional and (not cls.idempotent or cls.keeps_receipts)
 
     @abstractmethod
     def run(self, ctx: ToolContext, args: ToolArgs) -> ToolResult:
         """Do the work. Raise ToolError for a refusal the model should read."""
+
+    # --- receipts (DESIGN §11) ---
+    # A call that acts outside our transaction (not `transactional`) can be interrupted with its outcome
+    # unknown. Such a tool describes the action a call asks for and finds, by the call's operation id, what
+    # its target recorded; a resume compares the two before anything is planned. A transactional tool commits
+    # its effect with its result, so it never leaves an outcome unknown and needs neither.
+
+    @classmethod
+    def action(cls, *, workspace_id: int, call_input: dict[str, Any]) -> Action:
+        """The action a call with these arguments asks for: its target and what would identify a repeat."""
+        return Action(tool=cls.name, target={"workspace": workspace_id}, params=call_input)
+
+    @classmethod
+    def receipt(cls, *, workspace_id: int, operation_id: str, expected: Action | None = None) -> Action | None:
+        """What the target recorded under `operation_id`, None if nothing (`expected`: the pending action, for
+        a target that can only say whether what it holds is that). Raises ReceiptLookupUnavailable when the
+        target cannot be asked. A tool whose effect commits with its result never has one to find."""
+        return None
+
+    @classmethod
+    def settled(cls, *, workspace_id: int, operation_id: str, call_input: dict[str, Any]) -> ToolResult:
+        """The result a call would have returned, rebuilt from its receipt when a resume found it done."""
+        return ToolResult(content={"settled_by_receipt": operation_id})
 
     @classmethod
     def spec(cls) -> ToolSpec:

@@ -6,20 +6,24 @@ is decided by billing from recorded human approvals and the spend policy — nev
 The turn then suspends: no worker waits for the job; its completion decides whether the task wakes.
 """
 
+from typing import Any
+
 from django.db import transaction
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from agents.exceptions import ToolError
 from agents.fencing import fence_task
 from agents.models import ChecklistItem, ChecklistStatus, InboxMessage
+from agents.resume import Action
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from billing.exceptions import ConfirmationRequired
-from billing.selectors import budget_remaining, quote_approved_for, quote_open_for, spend_policy_get
+from billing.models import order_fingerprint
+from billing.selectors import budget_remaining, order_find, quote_approved_for, quote_open_for, spend_policy_get
 from billing.services.orders import order_place
 from billing.services.pricing import price_of
 from billing.services.quotes import quote_create
-from lomote.kernel.exceptions import DomainError, PaymentRequired
-from workspace.models import JobStatus, Role
+from lomote.kernel.exceptions import Conflict, DomainError, PaymentRequired
+from workspace.models import TERMINAL_JOB_STATUSES, GenerationJob, JobStatus, Role
 from workspace.selectors import artifact_get
 from workspace.services.jobs import job_submit
 
@@ -60,6 +64,7 @@ class _Generate(Tool):
     idempotent = True  # repeated with the same call id, billing and the job store return what exists
     required_role = Role.EDITOR
     paid = True
+    keeps_receipts = True  # the job and the order, both under the call id
 
     def params(self, args: GenerateArgs) -> dict:
         return {}
@@ -82,6 +87,9 @@ class _Generate(Tool):
             return self._needs_approval(ctx, args, amount, exc)
         except PaymentRequired as exc:
             raise ToolError(exc.message, code=exc.code, details=exc.details) from None
+        except Conflict as exc:
+            # Billing already holds something else under this call's key: a person reviews it (DESIGN §11).
+            return _receipt_conflict(ctx, exc)
         job = job_submit(
             workspace_id=ctx.workspace_id,
             idempotency_key=ctx.call_id,
@@ -96,6 +104,55 @@ class _Generate(Tool):
         if job.status == JobStatus.FAILED:
             # An uncertain or refused submission is never resubmitted automatically; its hold is released.
             return ToolResult(content={**content, "error": job.error})
+        return ToolResult(content=content, job_submitted=True, suspend={"type": "jobs", "jobs": [job.pk]})
+
+    # --- receipts: the job (workspace) and the order (billing) are both keyed by the call id ---
+
+    @classmethod
+    def action(cls, *, workspace_id: int, call_input: dict[str, Any]) -> Action:
+        try:
+            args = cls.Args.model_validate(call_input)
+        except ValidationError:
+            return super().action(workspace_id=workspace_id, call_input=call_input)
+        target = {"workspace": workspace_id, "artifact": args.artifact_id}
+        return Action(tool=cls.name, target=target, params={"prompt": args.prompt, **cls().params(args)})
+
+    @classmethod
+    def receipt(cls, *, workspace_id: int, operation_id: str, expected: Action | None = None) -> Action | None:
+        """The job submitted under the call's id; else, when only money was held under it, nothing was submitted
+        (None) — unless that hold is for another request, which is a conflict for review."""
+        job = GenerationJob.objects.filter(workspace_id=workspace_id, idempotency_key=operation_id).first()
+        if job is not None:
+            return Action(
+                tool=TOOL_BY_KIND.get(job.kind, job.kind),
+                target={"workspace": workspace_id, "artifact": job.artifact_id},
+                params={"prompt": job.prompt, **job.params},
+                job=job.pk,
+                status=job.status,
+            )
+        order = order_find(workspace_id=workspace_id, idempotency_key=operation_id)
+        if order is None or expected is None or _same_order(order, expected):
+            return None
+        return Action(
+            tool=TOOL_BY_KIND.get(order.operation.split(".")[0], order.operation),
+            target={"workspace": workspace_id, "artifact": order.target.get("artifact")},
+            params={"prompt": order.target.get("prompt"), "amount": order.amount},
+            order=order.pk,
+        )
+
+    @classmethod
+    def settled(cls, *, workspace_id: int, operation_id: str, call_input: dict[str, Any]) -> ToolResult:
+        job = GenerationJob.objects.get(workspace_id=workspace_id, idempotency_key=operation_id)
+        order = order_find(workspace_id=workspace_id, idempotency_key=operation_id)
+        content = {
+            "job": job.pk,
+            "status": job.status,
+            "cost": order.amount if order is not None else None,
+            "checklist_position": call_input.get("checklist_position"),
+            "settled_by_receipt": True,
+        }
+        if job.status in TERMINAL_JOB_STATUSES:
+            return ToolResult(content=content, job_submitted=True)
         return ToolResult(content=content, job_submitted=True, suspend={"type": "jobs", "jobs": [job.pk]})
 
     def _authorise_and_hold(self, ctx: ToolContext, args: GenerateArgs, amount: int) -> None:
@@ -214,3 +271,32 @@ class Generate3D(_Generate):
     domain = "3d"
     kind = "3d"
     operation = "3d.generate"
+
+
+TOOL_BY_KIND = {tool.kind: tool.name for tool in (GenerateImage, GenerateVideo, Generate3D)}
+OPERATIONS = {tool.name: tool.operation for tool in (GenerateImage, GenerateVideo, Generate3D)}
+
+
+def _same_order(order, expected: Action) -> bool:
+    """Whether the order held under a call's id is the one that call would place (billing's own fingerprint)."""
+    target = expected.target if isinstance(expected.target, dict) else {}
+    params = {k: v for k, v in expected.params.items() if k != "prompt"}
+    operation = OPERATIONS.get(expected.tool)
+    if operation is None:
+        return False
+    try:
+        amount = price_of(operation, params)
+    except DomainError:
+        return False
+    # The hold's target as _authorise_and_hold placed it: the task, the prompt and the artifact.
+    mine = {"task": order.task_id, "prompt": expected.params.get("prompt"), "artifact": target.get("artifact")}
+    return order.fingerprint == order_fingerprint(operation=operation, target=mine, amount=amount)
+
+
+def _receipt_conflict(ctx: ToolContext, exc: Conflict) -> ToolResult:
+    question = (
+        "Billing already holds a different request under this step's id, so it was not repeated. "
+        "Review the task's spending, then tell the agent how to go on."
+    )
+    content = {"status": "receipt_conflict", "error": {"code": exc.code, "message": exc.message, **exc.details}}
+    return ToolResult(content=content, suspend={"type": "person", "question": question})

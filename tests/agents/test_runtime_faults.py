@@ -3,6 +3,7 @@
 Workers are real threads with their own database connections; assertions are on persisted facts.
 """
 
+import json
 import threading
 from datetime import timedelta
 
@@ -10,9 +11,20 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
-from agents.models import InboxMessage, InboxStatus, Step, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
+from agents.models import (
+    Card,
+    InboxMessage,
+    InboxStatus,
+    Step,
+    TaskStatus,
+    ToolCall,
+    ToolCallStatus,
+    Turn,
+    TurnStatus,
+)
 from agents.runtime.loop import turn_run
 from agents.runtime.watchdog import watchdog_sweep
+from agents.services.card_actions import card_act
 from agents.services.inbox import message_post
 from agents.services.tasks import task_cancel
 from tests.agents.conftest import says
@@ -111,7 +123,7 @@ def test_it_runs_a_turn_once_when_two_workers_get_the_same_job(task, tools, scri
     assert Event.objects.filter(kind="step.committed", data__turn=turn.pk).count() == 2
 
 
-def test_it_never_reruns_a_non_idempotent_call_found_started(task, tools, script, settings):
+def test_it_never_reruns_a_non_idempotent_call_found_started(task, tools, script, settings, alice):
     # given a model that makes a call which is not safe to repeat
     model = script([says("Submitting.", ("test_charge", {})), says("I checked the state; it went through.")])
     turn = tools.start_turn(task)
@@ -126,14 +138,62 @@ def test_it_never_reruns_a_non_idempotent_call_found_started(task, tools, script
     tools.GATE.release.set()
     worker_a.join(30)
 
-    # then the call ran once, is marked unknown, and the model was told to check state first
+    # then B planned nothing: it judged the interrupted call first, could not check it (the tool keeps no
+    # receipts), and the task waits on a review card; the call ran once, and A's late result is kept as the truth
     call = ToolCall.objects.get(turn=turn)
     assert tools.EXECUTIONS[("test_charge", call.call_id)] == 1
-    assert call.status == ToolCallStatus.UNKNOWN
-    assert call.result["outcome_unknown"] is True
-    assert model.requests[1].state["last_results"][0]["status"] == "unknown"
-    assert "outcome_unknown" in model.requests[1].messages[-2]["content"]
-    assert results == {"worker-A": "fenced", "worker-B": "answered"}
+    assert results == {"worker-A": "fenced", "worker-B": "resume_review"}
+    assert len(model.requests) == 1
+    task.refresh_from_db()
+    assert (task.status, task.waiting_for["resume"]) == (TaskStatus.WAITING, "action_still_unknown")
+    card = Card.objects.get(pk=task.waiting_for["card"])
+    assert (card.status, card.payload["verdict"], card.payload["call"]) == (
+        "open",
+        "action_still_unknown",
+        call.call_id,
+    )
+    turn.refresh_from_db()
+    assert (turn.status, turn.checkpoint["resume"]["verdict"]) == (TurnStatus.SUSPENDED, "action_still_unknown")
+    assert call.status == ToolCallStatus.DONE  # what A did, recorded late
+
+    # when the person confirms, the next turn runs and the model reads the call's recorded outcome
+    card_act(
+        access=workspace_access(principal=alice, workspace_id=task.workspace_id), card_id=card.pk, action="confirm"
+    )
+    nxt = Turn.objects.get(task=task, status=TurnStatus.QUEUED)
+    assert turn_run(turn_id=nxt.pk, generation=nxt.generation) == "answered"
+    assert len(model.requests) == 2 and tools.EXECUTIONS[("test_charge", call.call_id)] == 1
+
+
+def test_a_call_that_keeps_no_receipt_becomes_unknown_once_a_person_reviews_it(task, tools, script, settings, alice):
+    # given a call that is not safe to repeat, left started by a worker that died (never to write again)
+    model = script([says("Submitting.", ("test_charge", {})), says("I checked the state first.")])
+    turn = tools.start_turn(task)
+    tools.GATE.frozen.add("worker-A")
+    results = {}
+    worker_a = run_in_thread("worker-A", turn.pk, 1, results)
+    assert tools.GATE.reached.wait(10)
+    watchdog_sweep(now=after_lease_expiry(settings))
+    run_in_thread("worker-B", turn.pk, 2, results).join(30)
+    task.refresh_from_db()
+    card = Card.objects.get(pk=task.waiting_for["card"])
+
+    # when the person confirms before A ever writes
+    card_act(
+        access=workspace_access(principal=alice, workspace_id=task.workspace_id), card_id=card.pk, action="confirm"
+    )
+
+    # then the call is unknown for good, never run again, and the model is told to check the state first
+    call = ToolCall.objects.get(turn=turn)
+    assert call.status == ToolCallStatus.UNKNOWN and call.result["outcome_unknown"] is True
+    nxt = Turn.objects.get(task=task, status=TurnStatus.QUEUED)
+    assert turn_run(turn_id=nxt.pk, generation=nxt.generation) == "answered"
+    assert tools.EXECUTIONS[("test_charge", call.call_id)] == 1
+    assert "outcome_unknown" in json.dumps(model.requests[1].messages)
+    tools.GATE.release.set()
+    worker_a.join(30)
+    call.refresh_from_db()
+    assert call.status == ToolCallStatus.UNKNOWN  # a late write never overwrites what a person settled
 
 
 def test_it_consumes_a_message_sent_during_inference_at_the_next_boundary(task, tools, script, alice):
