@@ -92,7 +92,17 @@ class OrderAdmin(ReadOnlyAdmin):
 
 @admin.register(Quote)
 class QuoteAdmin(ReadOnlyAdmin):
-    list_display = ["id", "workspace", "operation", "amount", "task_id", "created_by", "expires_at", "created_at"]
+    list_display = [
+        "id",
+        "workspace",
+        "operation",
+        "amount",
+        "task_id",
+        "scope",
+        "created_by",
+        "expires_at",
+        "created_at",
+    ]
     list_filter = ["operation", "created_at"]
     search_fields = ["workspace__name"]
     list_select_related = ["workspace", "created_by"]
@@ -101,7 +111,18 @@ class QuoteAdmin(ReadOnlyAdmin):
 
 @admin.register(Approval)
 class ApprovalAdmin(ReadOnlyAdmin):
-    list_display = ["id", "workspace", "kind", "quote", "task_id", "amount", "remaining", "approved_by", "consumed_at"]
+    list_display = [
+        "id",
+        "workspace",
+        "kind",
+        "quote",
+        "task_id",
+        "scope",
+        "amount",
+        "remaining",
+        "approved_by",
+        "consumed_at",
+    ]
     list_filter = ["kind", ("consumed_at", admin.EmptyFieldListFilter), "created_at"]
     search_fields = ["workspace__name", "approved_by__username"]
     list_select_related = ["workspace", "approved_by"]

@@ -12,7 +12,13 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from billing.scopes import MAX_SCOPE_LENGTH
 from workspace.models import Workspace
+
+SCOPE_HELP = (
+    "The task's scope (its goal revision) when this was made, or empty for none: spending authority counts "
+    "only while it is the task's current scope (billing/scopes.py)."
+)
 
 
 class Wallet(models.Model):
@@ -146,6 +152,7 @@ class Quote(models.Model):
     amount = models.BigIntegerField()
     expires_at = models.DateTimeField()
     task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    scope = models.CharField(max_length=MAX_SCOPE_LENGTH, blank=True, default="", help_text=SCOPE_HELP)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -169,12 +176,14 @@ class Approval(models.Model):
 
     A quote approval allows the one order that names its quote; a budget approval allows a task's orders
     up to `amount` in total (`remaining` goes down with each hold and back up when a hold is released).
+    Either only while `scope` is unscoped or still the task's current scope: a changed goal asks again.
     """
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="approvals")
     kind = models.CharField(max_length=16, choices=ApprovalKind.choices)
     quote = models.ForeignKey(Quote, null=True, blank=True, on_delete=models.RESTRICT, related_name="approvals")
     task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    scope = models.CharField(max_length=MAX_SCOPE_LENGTH, blank=True, default="", help_text=SCOPE_HELP)
     amount = models.BigIntegerField(help_text="The approved ceiling, in credits.")
     remaining = models.BigIntegerField()
     approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")

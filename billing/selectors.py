@@ -16,6 +16,7 @@ from billing.models import (
     SpendPolicy,
     Wallet,
 )
+from billing.scopes import in_scope, task_scope
 from lomote.kernel.exceptions import NotFound
 
 # Orders whose money is reserved or spent; released and refunded ones gave it back.
@@ -100,13 +101,21 @@ def approval_list(*, workspace_id: int, task_id: int | None = None) -> QuerySet[
 
 
 def approvals_granted_since(*, workspace_id, task_id, since) -> QuerySet[Approval]:
-    """Approvals for a task recorded at or after `since` (values or OuterRef expressions, for subqueries)."""
+    """Approvals for a task recorded at or after `since` (values or OuterRef expressions, for subqueries).
+
+    Regardless of scope, on purpose: it finds tasks to wake (for many tasks at once, where no per-task scope
+    can be resolved), and waking is harmless — the woken task's order goes through order_place, which counts
+    only approvals of the task's current scope and asks again otherwise.
+    """
     return Approval.objects.filter(workspace_id=workspace_id, task_id=task_id, created_at__gte=since)
 
 
 def budget_remaining(*, workspace_id: int, task_id: int) -> int | None:
-    """What a task may still spend under its approved budgets; None when no budget was ever approved."""
-    budgets = Approval.objects.filter(workspace_id=workspace_id, kind=ApprovalKind.BUDGET, task_id=task_id)
+    """What a task may still spend under its approved budgets; None when no budget was approved for the
+    task's current scope (one approved for an earlier goal no longer counts)."""
+    budgets = Approval.objects.filter(
+        workspace_id=workspace_id, kind=ApprovalKind.BUDGET, task_id=task_id, scope__in=in_scope(task_scope(task_id))
+    )
     if not budgets.exists():
         return None
     return budgets.filter(consumed_at__isnull=True).aggregate(total=Sum("remaining"))["total"] or 0
@@ -127,11 +136,13 @@ def task_spending(*, workspace_id: int, task_id: int) -> dict[str, int | None]:
 
 
 def quote_open_for(*, workspace_id: int, task_id: int, operation: str, amount: int) -> Quote | None:
-    """An unexpired, not yet approved quote of the task for the same operation and amount (to reuse it)."""
+    """An unexpired, not yet approved quote of the task for the same operation and amount (to reuse it),
+    made under the task's current scope: a quote for an earlier goal is not shown to a person again."""
     return (
         Quote.objects.filter(
             workspace_id=workspace_id,
             task_id=task_id,
+            scope__in=in_scope(task_scope(task_id)),
             operation=operation,
             amount=amount,
             expires_at__gt=timezone.now(),
@@ -143,12 +154,16 @@ def quote_open_for(*, workspace_id: int, task_id: int, operation: str, amount: i
 
 
 def quote_approved_for(*, workspace_id: int, task_id: int, operation: str, amount: int) -> Quote | None:
-    """The oldest quote of the task for `operation` whose approval is unused and covers `amount`."""
+    """The oldest quote of the task for `operation` whose approval is unused and covers `amount`, among those
+    of the task's current scope (order_place refuses a quote of an earlier one)."""
+    scopes = in_scope(task_scope(task_id))
     return (
         Quote.objects.filter(
             workspace_id=workspace_id,
             task_id=task_id,
             operation=operation,
+            scope__in=scopes,
+            approvals__scope__in=scopes,
             approvals__kind=ApprovalKind.QUOTE,
             approvals__consumed_at__isnull=True,
             approvals__remaining__gte=amount,

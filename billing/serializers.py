@@ -53,22 +53,41 @@ class LedgerEntryOut(serializers.ModelSerializer):
         }
 
 
+SCOPE_OUT_HELP = (
+    "The task's scope (its goal revision) this was made for; empty for none. It authorises spending only "
+    "while this is still the task's current scope: a changed goal asks again."
+)
+
+
 class QuoteOut(serializers.ModelSerializer):
     task = serializers.IntegerField(source="task_id", allow_null=True)
+    scope = serializers.CharField(read_only=True, help_text=SCOPE_OUT_HELP)
 
     class Meta:
         model = Quote
-        fields = ["id", "operation", "params", "amount", "task", "expires_at", "created_at"]
+        fields = ["id", "operation", "params", "amount", "task", "scope", "expires_at", "created_at"]
 
 
 class ApprovalOut(serializers.ModelSerializer):
     quote = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
     task = serializers.IntegerField(source="task_id", allow_null=True)
     approved_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    scope = serializers.CharField(read_only=True, help_text=SCOPE_OUT_HELP)
 
     class Meta:
         model = Approval
-        fields = ["id", "kind", "quote", "task", "amount", "remaining", "approved_by", "created_at", "consumed_at"]
+        fields = [
+            "id",
+            "kind",
+            "quote",
+            "task",
+            "scope",
+            "amount",
+            "remaining",
+            "approved_by",
+            "created_at",
+            "consumed_at",
+        ]
 
 
 # --- input ------------------------------------------------------------------------------------------------

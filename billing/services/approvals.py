@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from billing.domain_events import APPROVAL_GRANTED
 from billing.models import Approval, ApprovalKind
+from billing.scopes import task_scope
 from billing.selectors import quote_get
 from billing.services.pricing import MAX_ORDER_AMOUNT
 from billing.services.validation import check_credits, check_id
@@ -37,6 +38,8 @@ def approval_grant(
 
     A quote can be approved once (409 `already_approved`) and not after it expired (409 `quote_expired`).
     Budgets for one task add up; each order of the task draws from the oldest budget that covers it.
+    A quote's approval keeps the quote's scope; a budget takes the task's current scope. Either authorises
+    orders only while that is still the task's scope (billing/scopes.py).
     """
     _check_person(access)
     workspace_id = access.workspace.pk
@@ -50,14 +53,22 @@ def approval_grant(
                 code="quote_expired",
                 details={"quote": quote.pk, "expired_at": quote.expires_at.isoformat()},
             )
-        fields = {"kind": ApprovalKind.QUOTE, "quote": quote, "task_id": quote.task_id, "amount": quote.amount}
+        fields = {
+            "kind": ApprovalKind.QUOTE,
+            "quote": quote,
+            "task_id": quote.task_id,
+            "scope": quote.scope,
+            "amount": quote.amount,
+        }
     else:
         if task_id is None or budget is None:
             raise InvalidInput("Name a quote, or a task and a budget.")
+        task_id = check_id(task_id, field="task")
         fields = {
             "kind": ApprovalKind.BUDGET,
             "quote": None,
-            "task_id": check_id(task_id, field="task"),
+            "task_id": task_id,
+            "scope": task_scope(task_id),
             "amount": check_credits(budget, field="budget", maximum=MAX_ORDER_AMOUNT),
         }
     try:

@@ -31,6 +31,7 @@ from billing.models import (
     Wallet,
     order_fingerprint,
 )
+from billing.scopes import in_scope, task_scope
 from billing.selectors import order_find, quote_get, spend_policy_get, spent_today
 from billing.services.pricing import COMPOSITE, MAX_COMPOSITE_ITEMS, MAX_ORDER_AMOUNT, PRICES
 from billing.services.validation import check_credits, check_id, check_json_object, check_text
@@ -55,7 +56,10 @@ def _same_request(order: Order, fingerprint: str) -> Order:
     return order
 
 
-def _check_quote(*, workspace_id: int, quote_id: int, operation: str, amount: int, task_id: int | None) -> Quote:
+def _check_quote(
+    *, workspace_id: int, quote_id: int, operation: str, amount: int, task_id: int | None, scope: str
+) -> Quote:
+    """The quote the caller named, if it prices this order and was made under the task's current `scope`."""
     try:
         quote = quote_get(workspace_id=workspace_id, quote_id=quote_id)
     except NotFound:
@@ -68,6 +72,14 @@ def _check_quote(*, workspace_id: int, quote_id: int, operation: str, amount: in
             code="quote_mismatch",
             details={"quote": quote.pk, "quoted_amount": quote.amount, "quoted_operation": quote.operation},
         )
+    if quote.scope not in in_scope(scope):
+        # Named explicitly, an outdated quote is the caller's mistake to see, not a silent fresh confirmation
+        # (which would point the person at this very quote again).
+        raise Conflict(
+            "This quote was made for an earlier version of the task's goal; ask for a new quote.",
+            code="quote_out_of_scope",
+            details={"quote": quote.pk, "task": task_id, "quote_scope": quote.scope, "current_scope": scope},
+        )
     return quote
 
 
@@ -77,6 +89,7 @@ def _authorise(
     operation: str,
     amount: int,
     task_id: int | None,
+    scope: str,
     quote: Quote | None,
     api_request: bool,
 ) -> tuple[str, Approval | None]:
@@ -86,11 +99,21 @@ def _authorise(
     covers it; (3) the policy lets it through unasked — never for the open API (confirmed one by one), never
     for a task with an approved budget (the budget is the plan's ceiling, DESIGN §5), and only within the
     per-request threshold and the daily cap. The caller holds the wallet lock.
+
+    Only approvals made under the task's current `scope` (or unscoped ones) count: a budget approved for an
+    earlier goal is as if it were never given, so the order asks again (billing/scopes.py).
     """
+    scopes = in_scope(scope)
     if quote is not None:
         approval = (
             approval_qs_for_update()
-            .filter(workspace_id=workspace_id, kind=ApprovalKind.QUOTE, quote=quote, consumed_at__isnull=True)
+            .filter(
+                workspace_id=workspace_id,
+                kind=ApprovalKind.QUOTE,
+                quote=quote,
+                scope__in=scopes,
+                consumed_at__isnull=True,
+            )
             .first()
         )
         if approval is not None and approval.remaining >= amount:
@@ -102,7 +125,9 @@ def _authorise(
         reasons.append("api_request")
     elif task_id is not None:
         budgets = list(
-            approval_qs_for_update().filter(workspace_id=workspace_id, kind=ApprovalKind.BUDGET, task_id=task_id)
+            approval_qs_for_update().filter(
+                workspace_id=workspace_id, kind=ApprovalKind.BUDGET, task_id=task_id, scope__in=scopes
+            )
         )
         open_budgets = sorted((a for a in budgets if a.is_open), key=lambda a: a.pk)
         covering = next((a for a in open_budgets if a.remaining >= amount), None)
@@ -190,7 +215,8 @@ def order_place(
     second hold; the same key with anything different is 409 `idempotency_key_reuse`. Before anything moves:
     ConfirmationRequired (402 `confirmation_required`) unless a person's approval or the spend policy allows
     it, then PaymentRequired (402 `insufficient_balance`) unless the wallet covers it. Either error changes
-    nothing. `quote_id` names the quote shown for this operation (its approval authorises the order);
+    nothing. `quote_id` names the quote shown for this operation (its approval authorises the order; a quote
+    made for an earlier scope of the task is 409 `quote_out_of_scope`);
     `api_request` marks operations requested through the open API, which always need a person's approval.
     """
     item = OrderItem(idempotency_key=idempotency_key, operation=operation, target=target, amount=amount)
@@ -288,16 +314,24 @@ def _place(
     total = sum(item.amount for item, _ in checked)
     if total > MAX_ORDER_AMOUNT:
         raise InvalidInput(f"A request may hold at most {MAX_ORDER_AMOUNT} credits.")
+    # Once per request: the resolver may read the task, and every check below must see the same answer.
+    scope = task_scope(task_id)
     quote = None
     if quote_id is not None:
         quote = _check_quote(
-            workspace_id=workspace_id, quote_id=quote_id, operation=operation, amount=total, task_id=task_id
+            workspace_id=workspace_id,
+            quote_id=quote_id,
+            operation=operation,
+            amount=total,
+            task_id=task_id,
+            scope=scope,
         )
     authorisation, approval = _authorise(
         workspace_id=workspace_id,
         operation=operation,
         amount=total,
         task_id=task_id,
+        scope=scope,
         quote=quote,
         api_request=api_request,
     )

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from billing.models import Quote
+from billing.scopes import task_scope
 from billing.services.pricing import price_of
 from billing.services.validation import check_id, check_json_object
 from workspace.services.events import event_append
@@ -25,7 +26,10 @@ def quote_create(
     task_id: int | None = None,
     created_by: AbstractBaseUser | None = None,
 ) -> Quote:
-    """Price `operation` with `params` and record the quote; it can be approved until it expires."""
+    """Price `operation` with `params` and record the quote; it can be approved until it expires.
+
+    The quote carries its task's current scope: once the task's goal changes it is neither reused nor usable.
+    """
     params = check_json_object(params if params is not None else {}, field="params", max_bytes=MAX_PARAMS_BYTES)
     task_id = check_id(task_id, field="task")
     amount = price_of(operation, params)
@@ -36,6 +40,7 @@ def quote_create(
         amount=amount,
         expires_at=timezone.now() + timedelta(seconds=settings.LOMOTE_QUOTE_TTL_SECONDS),
         task_id=task_id,
+        scope=task_scope(task_id),
         created_by=created_by,
     )
     event_append(
