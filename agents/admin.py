@@ -60,6 +60,7 @@ class TaskAdmin(admin.ModelAdmin):
         "autonomy",  # autonomy and permissions change through the settings service, which records the event
         "permissions",
         "goal_revision",
+        "basis",  # what the work relies on; moved by turns and a person's review of a resume (DESIGN §11)
         "created_by",
         "created_at",
         "updated_at",

@@ -14,6 +14,7 @@ from agents.models import CardStatus, TaskKind, TaskStatus
 from agents.runtime.context import context_preview
 from agents.runtime.resumption import checkpoint_export, task_resume_checked
 from agents.services import flow_runs as flow_run_services
+from agents.services import goals as goal_services
 from agents.services import inbox as inbox_services
 from agents.services import task_settings as settings_services
 from agents.services import tasks as task_services
@@ -201,13 +202,34 @@ class TaskResumeApi(WorkspaceApi):
         "budget are re-checked. `resume` is the verdict (null when the task was not paused). A verdict a person "
         "must review opens a card and the task waits; otherwise a turn starts if messages or checklist items "
         "are waiting, else the task becomes idle. 409 `task_state` for a cancelled task.",
-        responses={200: serializers.TaskResumeOut, **error_responses(403, 404, 409)},
+        responses={200: serializers.TaskResumeOut, **error_responses(400, 403, 404, 409)},
     )
     def post(self, request, workspace_id, task_id):
-        access = self.access()
+        access = self.access().require(Role.EDITOR)
+        validated(serializers.NoBodyIn, request.data)
         task, verdict = task_resume_checked(access=access, task_id=task_id)
         task = selectors.task_get(access=access, task_id=task.pk)
         return Response({**serializers.TaskDetailOut(task).data, "resume": verdict})
+
+
+class TaskGoalApi(WorkspaceApi):
+    serializer_class = serializers.TaskDetailOut
+
+    @extend_schema(
+        operation_id="tasks_goal_revise",
+        request=serializers.GoalReviseIn,
+        description="Rewrite what the task must deliver: the brief becomes the goal's next revision (the earlier "
+        "ones stay). Work in progress is reviewed before it goes on, and spending approved for the old goal is "
+        "asked for again. 400 `brief_unchanged` when the brief is the same.",
+        responses={200: serializers.TaskDetailOut, **error_responses(400, 403, 404)},
+    )
+    def post(self, request, workspace_id, task_id):
+        access = self.access()
+        data = validated(serializers.GoalReviseIn, request.data)
+        goal_services.goal_revise_by_person(
+            access=access, task_id=task_id, brief=data["brief"], reason=data.get("reason", "")
+        )
+        return Response(serializers.TaskDetailOut(selectors.task_get(access=access, task_id=task_id)).data)
 
 
 class TaskCheckpointApi(WorkspaceApi):

@@ -165,6 +165,11 @@ class TaskDetailOut(TaskOut):
         return ActiveTurnOut(turns[0]).data if turns else None
 
 
+class GoalReviseIn(StrictSerializer):
+    brief = serializers.CharField(max_length=MAX_TEXT, min_length=1, help_text="What the task must deliver now.")
+    reason = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+
+
 class ResumeVerdictOut(serializers.Serializer):
     """What judging a resume found (agents/resume.py): the verdict and what it did."""
 

@@ -21,6 +21,7 @@ from agents.services import memory_feed
 from agents.services.task_index import on_task_saved, task_index_forget
 from agents.services.wakeups import task_job_settled, task_spending_approved
 from billing.domain_events import APPROVAL_GRANTED
+from billing.scopes import scope_resolver_install
 from lomote.kernel import domain_events
 from memory.domain_events import MEMORY_FORGOTTEN, extractor_install
 from workspace.domain_events import JOB_SETTLED, text_hooks_install
@@ -41,7 +42,15 @@ def on_memory_forgotten(*, workspace_id: int, **_) -> None:
     task_index_forget(workspace_id=workspace_id)
 
 
+def goal_scope(task_id: int) -> str | None:
+    """A task's spending scope for billing: approvals hold for the goal revision they were given for."""
+    revision = Task.objects.filter(pk=task_id).values_list("goal_revision", flat=True).first()
+    return None if revision is None else f"goal:{revision}"
+
+
 def install() -> None:
+    # Billing binds approvals to this scope: a changed goal asks for spending again (DESIGN §11).
+    scope_resolver_install(goal_scope)
     domain_events.subscribe(JOB_SETTLED)(on_job_settled)
     domain_events.subscribe(APPROVAL_GRANTED)(on_approval_granted)
     # A Django signal, kept deliberately: it follows every save of those fields, the admin's included, and

@@ -17,6 +17,7 @@ urlpatterns = [
     path(TASK + "archive/", apis.TaskArchiveApi.as_view(), name="task-archive"),
     path(TASK + "unarchive/", apis.TaskUnarchiveApi.as_view(), name="task-unarchive"),
     path(TASK + "resume/", apis.TaskResumeApi.as_view(), name="task-resume"),
+    path(TASK + "goal/", apis.TaskGoalApi.as_view(), name="task-goal"),
     path(TASK + "checkpoint/", apis.TaskCheckpointApi.as_view(), name="task-checkpoint"),
     path(TASK + "settings/", apis.TaskSettingsApi.as_view(), name="task-settings"),
     path(TASK + "messages/", apis.TaskMessageListCreateApi.as_view(), name="task-message-list"),

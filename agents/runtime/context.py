@@ -16,7 +16,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from agents.models import Card, CardStatus, ChecklistItem, InboxMessage, InboxStatus, Task, ToolCall, Turn
+from agents.models import (
+    ACTIVE_TURN_STATUSES,
+    Card,
+    CardStatus,
+    ChecklistItem,
+    InboxMessage,
+    InboxStatus,
+    Task,
+    ToolCall,
+    Turn,
+)
 from agents.providers.base import ModelRequest, ToolSpec
 from agents.runtime.compaction import Watermarks, context_budget
 from agents.runtime.history import History, digest, dumps
@@ -314,7 +324,10 @@ class ContextPreview:
 def context_preview(task: Task) -> ContextPreview:
     """Build the next decision's context without running anything: no turn, no compaction, no writes."""
     lease = lease_for(task)
-    built = context_build(task=task, turn=None, lease=lease, history=History(task), detail=True)
+    # A running turn's last step may still be finishing its calls: that step is the runner's, not shown yet.
+    running = task.turns.filter(status__in=ACTIVE_TURN_STATUSES).values_list("pk", flat=True).first()
+    history = History(task, turn_id=running)
+    built = context_build(task=task, turn=None, lease=lease, history=history, detail=True)
     marks = Watermarks.of(lease)
     return ContextPreview(
         task=task,

@@ -420,7 +420,10 @@ def task_resume_checked(*, access: Access, task_id: int) -> tuple[Task, dict[str
     outcome, _ = apply(task, judged, reason="resume", turn=None)
     entry = {**record_view(judged), "outcome": outcome}
     if outcome == "go" and has_work:
-        turn_start(task=task, trigger="resume", resume_check=None)
+        turn = turn_start(task=task, trigger="resume", resume_check=None)
+        # The turn's log shows the check it started after, as a takeover's turn shows its own.
+        turn.checkpoint = {**turn.checkpoint, "resume": {"reason": "resume", **entry}}
+        Turn.objects.filter(pk=turn.pk).update(checkpoint=turn.checkpoint)
     elif outcome == "wait_jobs":
         jobs = [judged.call.result["job"]]
         task_status_set(task, TaskStatus.WAITING, reason="waiting", waiting_for={"type": "jobs", "jobs": jobs})

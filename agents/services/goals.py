@@ -5,8 +5,15 @@ replaces the brief and adds the next revision; the earlier ones stay, so the his
 superseded brief can be traced. A follow-up that only adds detail changes no revision.
 """
 
-from agents.models import GoalRevision, InboxMessage, Task
+from django.db import transaction
+
+from agents.locks import task_locked
+from agents.models import GoalRevision, InboxMessage, Task, TaskStatus
+from agents.services.cards import cards_withdraw
+from agents.services.task_status import task_status_set
 from lomote.kernel.exceptions import InvalidInput
+from workspace.models import Role
+from workspace.selectors import Access
 from workspace.services.events import event_append
 
 # As long as a brief given at creation (agents.serializers.MAX_TEXT).
@@ -54,6 +61,22 @@ def goal_revise(task: Task, *, brief: str, reason: str, message_id: int | None =
             "reason": _start(reason),
         },
     )
+    return revision
+
+
+@transaction.atomic
+def goal_revise_by_person(*, access: Access, task_id: int, brief: str, reason: str = "") -> GoalRevision:
+    """A person rewrites what the task must deliver (editors and owners). Work planned for the old goal is
+    reviewed before it goes on: a resume sees the new revision (DESIGN §11), and spending approved for the old
+    goal is asked for again (billing scopes approvals by goal revision)."""
+    access.require(Role.EDITOR)
+    task = task_locked(access=access, task_id=task_id)
+    revision = goal_revise(task, brief=brief, reason=reason or f"Rewritten by {access.actor}.")
+    # Questions asked for the old goal — above all a quote, whose approval would now fund the new one — are
+    # withdrawn; a task that waited on one waits for the person's next word instead.
+    withdrawn = cards_withdraw(task, reason="goal_changed")
+    if withdrawn and task.status == TaskStatus.WAITING and task.waiting_for.get("type") in ("person", "approval"):
+        task_status_set(task, TaskStatus.IDLE, reason="goal_changed", waiting_for={})
     return revision
 
 

@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError
 from agents.exceptions import ToolError
 from agents.fencing import fence_task
 from agents.models import ChecklistItem, ChecklistStatus, InboxMessage
-from agents.resume import Action
+from agents.resume import Action, ReceiptLookupUnavailable
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from billing.exceptions import ConfirmationRequired
 from billing.models import order_fingerprint
@@ -122,6 +122,10 @@ class _Generate(Tool):
         """The job submitted under the call's id; else, when only money was held under it, nothing was submitted
         (None) — unless that hold is for another request, which is a conflict for review."""
         job = GenerationJob.objects.filter(workspace_id=workspace_id, idempotency_key=operation_id).first()
+        if job is not None and job.status == JobStatus.SUBMITTING and not job.upstream_id:
+            # Sent to the provider, which never confirmed it: whether it runs there nobody can say yet (the
+            # jobs sweeper settles it as uncertain in time; then its receipt is that failed job).
+            raise ReceiptLookupUnavailable("the provider has not confirmed this job's submission")
         if job is not None:
             return Action(
                 tool=TOOL_BY_KIND.get(job.kind, job.kind),
