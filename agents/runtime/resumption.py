@@ -399,7 +399,26 @@ def apply(task: Task, judged: Judged, *, reason: str, turn: Turn | None) -> tupl
         return verdict.value, result
     task.basis = judged.present  # the work goes on under the present goal and configuration
     Task.objects.filter(pk=task.pk).update(basis=task.basis)
+    _close_harmless_leftovers(task)
     return ("wait_jobs" if result is not None and result.suspend else "go"), result
+
+
+def _close_harmless_leftovers(task: Task) -> None:
+    """Calls of ended turns left `started` by tools that cannot have acted elsewhere (a read, a lookup): nothing
+    to settle, and no turn will finish them — they are closed as interrupted, so the log stops showing them
+    running and later turns are not checked for them again."""
+    harmless = [
+        call.pk
+        for call in ToolCall.objects.filter(turn__task=task, status=ToolCallStatus.STARTED)
+        .exclude(turn__status__in=ACTIVE_TURN_STATUSES)
+        .only("pk", "name")
+        if (tool := tool_get(call.name)) is None or not tool.outcome_can_be_unknown()
+    ]
+    if harmless:
+        error = {"code": "interrupted", "message": "Interrupted before its result was recorded; not run again."}
+        ToolCall.objects.filter(pk__in=harmless, status=ToolCallStatus.STARTED).update(
+            status=ToolCallStatus.FAILED, error={**error, "details": {}}, finished_at=timezone.now()
+        )
 
 
 # --- a resume after a pause (the REST resume) ---

@@ -412,3 +412,23 @@ def test_a_person_rewrites_the_goal_over_rest_and_a_quote_for_the_old_one_is_wit
 
 def post_status(client, url, body) -> int:
     return client.post(url, body, format="json").status_code
+
+
+def test_a_harmless_call_left_started_is_closed_once_and_later_turns_are_not_rechecked(posters, tools, access):
+    # given a paused task whose last turn left a read-only lookup started
+    first = tools.start_turn(posters)
+    step = Step.objects.create(turn=first, index=1, number=1, generation=1, text="Looking.", decision={})
+    call = ToolCall.objects.create(turn=first, step=step, index=1, call_id=f"{first.pk}:1:1", name="test_lookup")
+    ToolCall.objects.filter(pk=call.pk).update(status=ToolCallStatus.STARTED)
+    Turn.objects.filter(pk=first.pk).update(status=TurnStatus.STOPPED)
+    task_pause(access=access, task_id=posters.pk)
+
+    # when the person resumes: nothing to settle (it cannot have acted elsewhere), so the work goes on
+    _, verdict = task_resume_checked(access=access, task_id=posters.pk)
+    assert verdict["verdict"] == "next_step_proposed" and verdict["lookups"] == 0
+
+    # then the call is closed as interrupted, and the next turn starts without a resume check
+    call.refresh_from_db()
+    assert (call.status, call.error["code"]) == (ToolCallStatus.FAILED, "interrupted")
+    queued = Turn.objects.get(task=posters, status=TurnStatus.QUEUED)
+    assert queued.checkpoint["resume"]["verdict"] == "next_step_proposed"  # the check it started after
