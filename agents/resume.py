@@ -137,7 +137,7 @@ class Checkpoint(_Shape):
     source_revision: StrictInt | None
     config_version: Ident
     status: StrictStr
-    facts: JsonObject | list[Any]
+    facts: JsonObject | list[Any] | None
     completed_actions: list[Ident]
     pending_action: Action | None
     spent: Amount
@@ -414,7 +414,8 @@ def receipts_parse(value: Any) -> dict[str, Action]:
         return {}
     if not isinstance(value, dict):
         raise MalformedInput("receipts: expected a JSON object of operation id → {tool, target, params}")
-    return {str(op): _parse(Action, receipt, f"receipts.{op}") for op, receipt in value.items()}
+    # An id mapped to null is an id with no receipt.
+    return {str(op): _parse(Action, receipt, f"receipts.{op}") for op, receipt in value.items() if receipt is not None}
 
 
 def case_evaluate(case: Any) -> Resumption:
