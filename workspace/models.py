@@ -475,3 +475,35 @@ FLOW_JOB_KEY_PREFIX = "flow-run:"
 
 def flow_node_job_key(run_id: int, node_id: str, attempt: int) -> str:
     return f"{FLOW_JOB_KEY_PREFIX}{run_id}:{node_id}:{attempt}"
+
+
+class Embedding(models.Model):
+    """A search vector of one object (a task, an artifact, a memory…) under one embedding model (workspace/search).
+
+    Rows are keyed by the model that made them: vectors of two models are never compared, and a query under a
+    new model re-embeds what it reads (lazily, or all at once with `manage.py reembed`). The vector is float32
+    little-endian bytes, so the same row works on PostgreSQL and SQLite; similarity is computed with numpy.
+    Rows are derived data: deleting them loses nothing that cannot be recomputed from the objects.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=32)
+    object_id = models.PositiveBigIntegerField()
+    model_id = models.CharField(max_length=200)
+    dims = models.PositiveIntegerField()
+    vector = models.BinaryField()
+    text_hash = models.CharField(max_length=64, help_text="Hash of the text embedded: unchanged text is not redone.")
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "kind", "object_id", "model_id"], name="embedding_unique_object_model"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "kind", "model_id", "-updated_at"], name="embedding_scan"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.object_id} under {self.model_id}"
