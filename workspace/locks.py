@@ -1,9 +1,10 @@
 """Row locks for the workspace app, always taken in primary-key order to avoid deadlocks.
 
-Order across tables: a generation job before the artifact its result goes to.
+Order across tables: a generation job before the artifact its result goes to; an artifact before the asset
+collections it leaves when it is deleted.
 """
 
-from workspace.models import Artifact, GenerationJob, Membership, Workspace
+from workspace.models import Artifact, AssetCollection, GenerationJob, Membership, Workspace
 
 
 def workspace_qs_for_update():
@@ -20,3 +21,7 @@ def artifact_qs_for_update():
 
 def generation_job_qs_for_update():
     return GenerationJob.objects.order_by("pk").select_for_update(of=("self",))
+
+
+def asset_collection_qs_for_update():
+    return AssetCollection.objects.order_by("pk").select_for_update(of=("self",))

@@ -507,3 +507,50 @@ class Embedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.object_id} under {self.model_id}"
+
+
+# --- asset collections (DESIGN §9; issue 15 item 4) -------------------------------------------------------------
+
+
+class AssetCollection(models.Model):
+    """A named, ordered set of the workspace's artifacts: a mood board, the posters to send to the printer.
+
+    The order is its items' positions, 0 to n-1 without gaps, kept by workspace/services/collections.py under
+    this row's lock. A deleted artifact leaves every collection in the deletion's transaction.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="asset_collections")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [models.Index(fields=["workspace", "-updated_at"], name="asset_collection_ws_updated")]
+
+    def __str__(self) -> str:
+        return f"Collection #{self.pk} {self.name}"
+
+
+class AssetCollectionItem(models.Model):
+    collection = models.ForeignKey(AssetCollection, on_delete=models.CASCADE, related_name="items")
+    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="collection_items")
+    position = models.PositiveIntegerField()
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["collection", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "artifact"], name="asset_collection_item_unique_artifact"),
+            models.UniqueConstraint(fields=["collection", "position"], name="asset_collection_item_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"collection {self.collection_id} #{self.position}: artifact {self.artifact_id}"
