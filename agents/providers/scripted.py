@@ -39,10 +39,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.exceptions import ModelConfigError
+from agents.language import content_terms, fold, stem
 from agents.models import ProviderKind
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
 from agents.providers.goal_change import goal_change
 from agents.providers.skeleton import skeleton
+from agents.providers.task_requests import (
+    AddRequest,
+    Item,
+    add_request,
+    animate_phrases,
+    change_requested,
+    first_number,
+    is_acknowledgement,
+    item_references,
+    seconds_wanted,
+)
 from lomote.kernel.subjects import request_subject
 
 MODEL_NAME = "lomote-scripted-planner-1"
@@ -52,6 +64,9 @@ MAX_UPDATES = 50  # update_checklist takes at most this many `updates` per call
 MAX_TITLE = 120
 SHORT_REQUEST_WORDS = 5  # a request this short that names only a kind ("an animated logo") is its own title
 MAX_PROMPT = 1000
+DEFAULT_SERIES = 3  # a series with no number, when the person cannot be asked: said aloud
+SERIES_OPTIONS = ("3", "5")
+ADD_OPTIONS = ("1", "2", "3")
 
 
 # --- item kind → tool: extend by adding a row ------------------------------------------------------------
@@ -148,14 +163,36 @@ STRATEGIES: tuple[Strategy, ...] = (
     ),
 )
 GENERATION_TOOLS = frozenset(s.tool for s in STRATEGIES)
+FOLDED_KINDS: dict[str, str] = {}
+for _strategy in STRATEGIES:
+    for _keyword in _strategy.keywords:
+        FOLDED_KINDS.setdefault(fold(_keyword), _strategy.kind)
 
-# A follow-up asking to change finished work: "make the posters warmer and move the text".
-CHANGE_WORDS = frozenset(
-    """warmer cooler colder brighter darker lighter bigger smaller larger move moved shift change tweak adjust
-    redo update more less bolder softer saturated vivid calmer chaud chaude chaudes chauds froid froide clair
-    claire sombre déplace déplacer bouge bouger change changer modifie modifier refais refaire plus moins""".split()
-)
 REVISION_PREFIX = "Revision requested: "
+# An item added by a message inside the task ("Also animate the photo of my cat"): its request is its context,
+# and the image it starts from, once known, is marked on it.
+REQUEST_PREFIX = "Requested: "
+SOURCE_MARK = re.compile(r"\s*\[from artifact (\d+)\]")
+CHOOSE_MARK = " [source image to choose]"
+NO_SOURCE_MARK = " [no source image]"
+# A choice naming an artifact ("Cat photo (#12)") on the card asking which image to start from.
+ARTIFACT_OPTION = re.compile(r"\(#(\d+)\)\s*$")
+# Verbs that ask to make something (besides each strategy's leads and verbs): a message inside a task that
+# starts with one, naming a kind of work, is new work for this task.
+CREATE_VERBS = frozenset(
+    """make create generate design draw render produce paint illustrate build prepare compose sketch craft turn
+    transform convert animate give do
+    fais fait faites faire cree creer creez genere generer dessine dessiner realise realiser prepare produis
+    transforme transformer convertis anime animer donne""".split()
+)
+INDEFINITE = frozenset("a an some another une un des quelques plusieurs".split())
+# Pronouns for the image a video starts from when the message names none: one, or each made image.
+ONE_PRONOUNS = frozenset("it this that la le l celle celui".split())
+ALL_PRONOUNS = frozenset("them these those all les toutes tous".split())
+SERIES_WORDS = frozenset(
+    """series set collection batch pack range bunch several some few multiple various
+    serie ensemble collection lot plusieurs quelques des diverses divers differentes differents""".split()
+)
 # Prose the planner cannot write, for which the person chose a skeleton document on its card.
 SKELETON_EVIDENCE = "Skeleton document requested by the person (no language model to write the text)."
 # Words of a card answer choosing one of the prose card's options, in any language it offers them in.
@@ -175,7 +212,7 @@ OF = frozenset("of de du des d".split())
 def photo_query(text: str) -> str | None:
     """The words naming the image to start from: `Turn yesterday's cat photo into a video` → "cat photo",
     `Anime la photo de mon chien` → "photo chien"."""
-    words = re.findall(r"[\w']+", text.lower().replace("’", "'"))
+    words = re.findall(r"[\w']+", animate_phrases(text).lower().replace("’", "'"))
     for i, word in enumerate(words):
         if word in PHOTO_WORDS:
             before = [w for w in words[max(0, i - 3) : i] if w not in QUERY_SKIP and not w.isdigit()]
@@ -190,6 +227,30 @@ def photo_query(text: str) -> str | None:
 
 def skeleton_requested(item: dict[str, Any]) -> bool:
     return str(item.get("evidence") or "") == SKELETON_EVIDENCE
+
+
+def request_of(item: dict[str, Any]) -> str | None:
+    """What a person asked for when this item was added from one of their messages (its context)."""
+    evidence = str(item.get("evidence") or "")
+    if not evidence.startswith(REQUEST_PREFIX):
+        return None
+    text = SOURCE_MARK.sub("", evidence[len(REQUEST_PREFIX) :])
+    return text.replace(CHOOSE_MARK, "").replace(NO_SOURCE_MARK, "").strip() or None
+
+
+def source_of(item: dict[str, Any]) -> int | None:
+    """The image this item's video starts from, when it was named (an item of this task, or a chosen image)."""
+    match = SOURCE_MARK.search(str(item.get("evidence") or ""))
+    return int(match.group(1)) if match else None
+
+
+def kind_word(token: str) -> str | None:
+    """The kind of work a folded word names, in any of its forms ("affiches" → "image"), else None."""
+    for form in (token, stem(token), _singular(token, "en"), _singular(token, "fr")):
+        kind = FOLDED_KINDS.get(form)
+        if kind is not None:
+            return kind
+    return None
 
 
 def revision_of(item: dict[str, Any]) -> str | None:
@@ -288,6 +349,35 @@ WORDS: dict[str, dict[str, str]] = {
             "model profile."
         ),
         "no_prose": "{item}: writing text needs a language model (a model profile), and I am a scripted planner.",
+        "ack": "you're welcome — I changed nothing.",
+        "ack_open": "{done}/{total} checklist items are done; {items} still open.",
+        "no_such_item": "this task has no {refs} ({listing}), so I changed nothing.",
+        "not_made": "{items}: nothing is made yet, so there is nothing to change there yet.",
+        "adding": "you asked for more: I am adding {n} item(s):",
+        "adding_new": "you asked for new work in this task: I am adding it:",
+        "capped": "I add at most {max} items at a time.",
+        "ask_series": "How many {noun} should I make?",
+        "ask_add": "How many more {noun} should I add?",
+        "type_number": "Type the number (at most {max}).",
+        "opt_other": "Other number",
+        "series_default": "you did not say how many, so I am making {n} (my default for a series).",
+        "series_capped": "I plan at most {max} items at once, so I am making {max}.",
+        "reading_source": "before making a new version of {items}, I am reading what it was made from.",
+        "no_image_found": (
+            "I found no image for “{query}” in this workspace, so I cannot start {item} from it yet. Which image "
+            "should I use?"
+        ),
+        "listing_images": "I found no image for “{query}”; I am listing the workspace's recent images to ask you.",
+        "no_images": (
+            "I found no image for “{query}” and this workspace holds no image to start {item} from. Add the photo "
+            "to the workspace, then answer here."
+        ),
+        "opt_none_of_these": "None of these",
+        "source_chosen": "you chose image {artifact} to start {item} from.",
+        "source_declined": "No source image was chosen for this video, so it was left out.",
+        "source_declined_line": "no image was chosen to start {item} from, so I am leaving it out.",
+        "source_retry": "I am looking for the image to start {item} from again.",
+        "no_image_prompt": "I found no image for “{query}”, so {item} starts from its prompt alone.",
     },
     "fr": {
         "intro": "Planificateur scripté de Lomote (pas un LLM) :",
@@ -369,6 +459,38 @@ WORDS: dict[str, dict[str, str]] = {
         ),
         "no_prose": "{item} : écrire du texte demande un modèle de langage (un profil de modèle) ; je suis un "
         "planificateur scripté.",
+        "ack": "avec plaisir — je n’ai rien changé.",
+        "ack_open": "{done}/{total} étapes sont faites ; {items} restent ouvertes.",
+        "no_such_item": "cette tâche n’a pas de {refs} ({listing}) : je n’ai rien changé.",
+        "not_made": "{items} : rien n’est encore fait, il n’y a donc encore rien à modifier.",
+        "adding": "vous en demandez davantage : j’ajoute {n} étape(s) :",
+        "adding_new": "vous demandez un nouveau travail dans cette tâche : je l’ajoute :",
+        "capped": "j’ajoute au plus {max} étapes à la fois.",
+        "ask_series": "Combien {de_noun} dois-je faire ?",
+        "ask_add": "Combien {de_noun} de plus dois-je ajouter ?",
+        "type_number": "Tapez le nombre (au plus {max}).",
+        "opt_other": "Autre nombre",
+        "series_default": "vous n’avez pas dit combien : j’en fais {n} (mon nombre par défaut pour une série).",
+        "series_capped": "je prévois au plus {max} étapes à la fois : j’en fais donc {max}.",
+        "reading_source": "avant de faire une nouvelle version de {items}, je relis ce dont elle est partie.",
+        "no_image_found": (
+            "Je n’ai trouvé aucune image pour « {query} » dans cet espace : je ne peux pas encore partir d’elle pour "
+            "{item}. Quelle image dois-je utiliser ?"
+        ),
+        "listing_images": (
+            "je n’ai trouvé aucune image pour « {query} » ; je liste les images récentes de l’espace pour vous "
+            "demander laquelle."
+        ),
+        "no_images": (
+            "Je n’ai trouvé aucune image pour « {query} » et cet espace ne contient aucune image d’où partir pour "
+            "{item}. Ajoutez la photo à l’espace, puis répondez ici."
+        ),
+        "opt_none_of_these": "Aucune de celles-ci",
+        "source_chosen": "vous avez choisi l’image {artifact} comme point de départ de {item}.",
+        "source_declined": "Aucune image de départ n’a été choisie pour cette vidéo : elle a été laissée de côté.",
+        "source_declined_line": "aucune image n’a été choisie pour {item} : je la laisse de côté.",
+        "source_retry": "je cherche de nouveau l’image de départ de {item}.",
+        "no_image_prompt": "je n’ai trouvé aucune image pour « {query} » : {item} part de sa seule description.",
     },
 }
 # A kind's name for a title when no noun of the request names it ("animate the photo" is a video).
@@ -471,7 +593,8 @@ def classify(text: str) -> Strategy | None:
 
 def _classify(text: str) -> tuple[Strategy, str | None] | None:
     """`classify`, with the noun that named the kind in the person's words (None when a verb or an adjective
-    decided)."""
+    decided). "Bring X to life", "make it move"… read as "animate X" (agents/providers/task_requests.py)."""
+    text = animate_phrases(text)
     lead = _leading_word(text)
     for strategy in STRATEGIES:
         if lead in strategy.leads:
@@ -604,15 +727,20 @@ def _titles(text: str, lang: str, count: int | None = None) -> list[str]:
     return [_title(f"{base}{number}") for number in numbers]
 
 
-def items_from_brief(brief: str, lang: str) -> list[str]:
+def items_from_brief(brief: str, lang: str, *, count: int | None = None) -> list[str]:
     """Checklist item titles for a brief; [] when there is nothing to plan from.
 
     A listed brief (one item per line) keeps the person's own item names. Otherwise each thing to make ("a
     poster, a flyer and a video", a counted series, or one piece) is titled from the request's subject.
+    `count` is how many the person asked for apart from the brief (a series with no number, answered on a card).
     """
-    brief = (brief or "").strip()
+    brief = animate_phrases((brief or "").strip())
     if not brief:
         return []
+    if count is not None and count >= 2:
+        core = _strip_article(_strip_lead_in(" ".join(brief.split()), lang), lang)
+        of = WORDS[lang]["of"]
+        return _titles(brief, lang, count) or [_title(f"{core} {n} {of} {count}") for n in range(1, count + 1)]
     lines = [m.group("text") for m in map(LIST_MARKER.match, brief.splitlines()) if m]
     if len(lines) >= 2:
         return [_title(_strip_article(line, lang)) for line in lines[:MAX_ITEMS]]
@@ -627,6 +755,31 @@ def items_from_brief(brief: str, lang: str) -> list[str]:
     bare = re.sub(SERIES[lang], "", _strip_article(core, lang), count=1, flags=re.IGNORECASE)
     counted = _count(bare, lang)
     return _titles(brief, lang, counted[0] if counted else None) or [_title(_strip_article(core, lang))]
+
+
+def series_noun(brief: str, lang: str) -> str | None:
+    """The plural a brief asks for without saying how many — "a series of retro brand posters", "une série
+    d'affiches", "some posters" → the person's word ("posters", "affiches") — else None.
+
+    A series word before the kind ("series", "set", "several", "série", "plusieurs"…), or a plural kind that is
+    not text (a plural of prose is often one piece: "write lyrics"). Counted briefs, lists and changes to existing
+    work ("retouch my photos") are not asked about.
+    """
+    text = animate_phrases(" ".join((brief or "").split()))
+    if len([m for m in map(LIST_MARKER.match, (brief or "").splitlines()) if m]) >= 2:
+        return None
+    if len(items_from_brief(text, lang)) != 1 or change_requested(text, kind_word):
+        return None
+    found = _classify(text)
+    if found is None or found[1] is None:
+        return None
+    strategy, head = found
+    words = re.findall(r"\w+", fold(text))
+    folded = fold(head)
+    before = words[: words.index(folded)] if folded in words else []
+    series = any(w in SERIES_WORDS for w in before)
+    plural = stem(folded) != folded and kind_word(stem(folded)) == strategy.kind
+    return head if series or (plural and not strategy.prose) else None
 
 
 # --- the planner ------------------------------------------------------------------------------------------
@@ -667,7 +820,8 @@ class ScriptedPlanner:
             visible = [tool.name for tool in request.tools]
         planner = _Planner(state, frozenset(visible))
         decision = planner.decide()
-        text = "\n".join([planner.words["intro"], *map(_capitalised, decision.lines)])
+        lines = [_capitalised(_contracted(line) if planner.lang == "fr" else line) for line in decision.lines]
+        text = "\n".join([planner.words["intro"], *lines])
         step = int(state.get("step_index") or 0)
         calls = [
             ToolCallIntent(id=f"scripted-{step}-{index}", name=name, arguments=arguments)
@@ -740,9 +894,9 @@ class _Planner:
             return self.plan()
         if generated:
             return self.after_generation(generated)
-        revision = self.revision()
-        if revision is not None:
-            return revision
+        follow_up = self.follow_up()
+        if follow_up is not None:
+            return follow_up
         return self.progress()
 
     def goal(self) -> Decision | None:
@@ -776,18 +930,270 @@ class _Planner:
         line = w["goal_changed"].format(text=_short(change.reason), brief=_short(change.brief, 160), revision=revision)
         return Decision([line, *(f"{n}. {t}" for n, t in enumerate(titles, 1))], calls)
 
-    def revision(self) -> Decision | None:
-        """A new message asking to change finished items: reopen them with the change as evidence."""
-        change = next(
-            (m.get("text", "") for m in self.messages if CHANGE_WORDS & set(_tokens(m.get("text", "")))), None
-        )
-        made = [i for i in self.checklist if i.get("status") == "done" and _last_artifact(i) is not None]
-        if not change or not made or not self.can("update_checklist"):
+    # -- new messages in a planned task (agents/providers/task_requests.py reads them) --
+
+    def card_replies(self) -> list[tuple[str, str, str]]:
+        """(card title, "chose" / "answered" / "asked for changes", answer) for each card answer in the new
+        messages."""
+        replies = []
+        for message in self.messages:
+            match = CARD_ANSWER.match((message.get("text") or "").strip())
+            if match:
+                replies.append((match.group("title"), match.group("verb"), match.group("answer").strip()))
+        return replies
+
+    def person_texts(self) -> list[str]:
+        """The person's own words: free messages, and what they typed on a card. Runtime notes ("[card 4] The
+        person approved…"), options chosen on cards and answers to the planner's own count questions are read by
+        the rules that asked for them."""
+        texts = []
+        for message in self.messages:
+            text = (message.get("text") or "").strip()
+            if not text.startswith("[card "):
+                if text:
+                    texts.append(text)
+                continue
+            match = CARD_ANSWER.match(text)
+            if match and match.group("verb") != "chose" and _add_question(match.group("title")) is None:
+                texts.append(match.group("answer").strip())
+        return texts
+
+    def items(self) -> list[Item]:
+        return [
+            Item(i["position"], i.get("title") or "", self.kind_of_item(i), str(i.get("status") or ""))
+            for i in self.checklist
+        ]
+
+    def kind_of_item(self, item: dict[str, Any]) -> str | None:
+        strategy = self.strategy_for(item)
+        return strategy.kind if strategy else None
+
+    def follow_up(self) -> Decision | None:
+        """What the new messages ask of the planned task, each read on its own: new work ("Also animate the photo
+        of my cat"), more of the same ("Add two more posters"), a change to named items ("Make poster 2 warmer",
+        asked or ordered), thanks. None when they ask none of these (the plan goes on as it was)."""
+        if not self.can("update_checklist"):
             return None
-        text = " ".join(change.split())[:MAX_PROMPT]
-        updates = [{"position": i["position"], "status": "pending", "evidence": REVISION_PREFIX + text} for i in made]
-        line = self.words["revising"].format(text=_short(text), items=self.items_label(made))
-        return Decision([line], [("update_checklist", {"updates": updates})])
+        w = self.words
+        effects = _Effects()
+        for title, verb, answer in self.card_replies():
+            self.read_card_reply(effects, title, verb, answer)
+        items = self.items()
+        for text in self.person_texts():
+            refs = item_references(text, items, kind_word)
+            if refs is not None and refs.missing and not refs.positions:
+                listing = "; ".join(f"{i.position}. {_short(i.title, 40)}" for i in items[:8])
+                effects.lines.append(w["no_such_item"].format(refs=", ".join(refs.missing), listing=listing))
+                continue
+            if self.asks_for_video(text):
+                effects.add(self.video_items(text, refs), w["adding_new"], self)
+                continue
+            more = add_request(text, kind_word) if refs is None else None
+            if more is not None:
+                self.more_items(effects, more, text)
+                continue
+            if change_requested(animate_phrases(text), kind_word) or (
+                refs is not None and not is_acknowledgement(text)
+            ):
+                if self.revise(effects, text, refs):
+                    continue
+            elif self.asks_to_make(text) and classify(text) is not None:
+                titles = items_from_brief(text, self.lang)
+                effects.add([(t, REQUEST_PREFIX + _bounded(text)) for t in titles], w["adding_new"], self)
+                continue
+            elif is_acknowledgement(text):
+                effects.acknowledged = True
+                continue
+            effects.unhandled = True
+        return self.apply(effects)
+
+    def read_card_reply(self, effects: "_Effects", title: str, verb: str, answer: str) -> None:
+        """Answers to the planner's own cards inside a planned task: how many more, which image to start from."""
+        noun = _add_question(title)
+        if noun is not None:
+            count = first_number(answer)
+            if count is None:
+                if self.can("ask_user") and _other_chosen(answer):
+                    question = f"{self.words['ask_add'].format(noun=noun, de_noun=_de(noun))} " + self.words[
+                        "type_number"
+                    ].format(max=MAX_ITEMS)
+                    effects.ask = (question, None)
+                return
+            self.more_items(effects, AddRequest(count, kind_word(fold(noun).split()[-1]), noun), answer)
+            return
+        waiting = [i for i in self.checklist if CHOOSE_MARK in str(i.get("evidence") or "")]
+        if not waiting:
+            return
+        chosen = ARTIFACT_OPTION.search(answer) if verb == "chose" else None
+        for item in waiting:
+            request = request_of(item) or ""
+            if chosen:
+                artifact = int(chosen.group(1))
+                effects.evidence[item["position"]] = f"{REQUEST_PREFIX}{request} [from artifact {artifact}]"
+                effects.lines.append(self.words["source_chosen"].format(artifact=artifact, item=self.item_label(item)))
+            elif verb == "chose":  # "None of these"
+                effects.skipped[item["position"]] = self.words["source_declined"]
+                effects.lines.append(self.words["source_declined_line"].format(item=self.item_label(item)))
+            else:  # typed an answer (the photo was added, or named): look for it again
+                effects.evidence[item["position"]] = f"{REQUEST_PREFIX}{request}"
+                effects.lines.append(self.words["source_retry"].format(item=self.item_label(item)))
+
+    def asks_to_make(self, text: str) -> bool:
+        """A message that asks to make something: it starts with a verb of making ("Also animate…", "Fais…"),
+        or names a new piece ("I'd like a logo too", "Une vidéo du chat"), or turns something into another."""
+        text = animate_phrases(text)
+        lead = fold(_leading_word(text))
+        if lead in CREATE_VERBS or any(lead in s.leads or lead in s.verbs for s in STRATEGIES):
+            return True
+        return lead in INDEFINITE or lead.isdigit() or lead in NUMBER_WORDS[self.lang]
+
+    def asks_for_video(self, text: str) -> bool:
+        """New video work: "animate", "bring to life", "clip", "vidéo", "make it move"… asked for, not a change to a
+        video already made ("make the cat video longer")."""
+        found = _classify(text)
+        if found is None or found[0].kind != "video":
+            return False
+        return self.asks_to_make(text) and not change_requested(animate_phrases(text), kind_word)
+
+    def video_items(self, text: str, refs: Any) -> list[tuple[str, str]]:
+        """The videos a message asks for, each with what it starts from: the images it names ("Animate poster 2"),
+        the image its pronoun stands for ("Make it move"), or the photo it describes (found by search later)."""
+        request = REQUEST_PREFIX + _bounded(text)
+        made_images = [i for i in self.made() if self.kind_of_item(i) == "image"]
+        sources: list[dict[str, Any]] = []
+        if refs is not None and refs.positions:
+            sources = [i for i in made_images if i["position"] in refs.positions]
+        elif photo_query(text) is None:
+            words = set(re.findall(r"[a-z]+", fold(animate_phrases(text))))
+            if words & ALL_PRONOUNS:
+                sources = made_images
+            elif words & ONE_PRONOUNS:
+                sources = made_images[-1:]
+        label = _capitalised(KIND_LABELS[self.lang]["video"])
+        if sources:
+            return [
+                (f"{label} — {_short(i.get('title', '').split(' — ')[0], 60)}", f"{request} [from artifact {a}]")
+                for i in sources
+                if (a := _last_artifact(i)) is not None
+            ]
+        return [(t, request) for t in items_from_brief(text, self.lang) or [label]]
+
+    def more_items(self, effects: "_Effects", more: AddRequest, text: str) -> None:
+        """More of the same work: titled like the items already there ("Poster 4 — brand"), or for the subject the
+        message names ("Poster 4 — jazz night"); a plural with no number is asked about on a card."""
+        w = self.words
+        live = [i for i in self.checklist if i.get("status") != "skipped"]
+        kind = more.kind or next((self.kind_of_item(i) for i in reversed(live)), None)
+        noun = more.noun or (KIND_LABELS[self.lang].get(kind or "", "") if kind else "")
+        if more.count is None:
+            if self.can("ask_user"):
+                plural = noun if stem(fold(noun)) != fold(noun) else f"{noun}s"
+                effects.ask = (w["ask_add"].format(noun=plural, de_noun=_de(plural)), [*ADD_OPTIONS, w["opt_other"]])
+                return
+            more = AddRequest(1, more.kind, more.noun)
+        count = min(more.count or 1, MAX_ITEMS)
+        if (more.count or 1) > MAX_ITEMS:
+            effects.lines.append(w["capped"].format(max=MAX_ITEMS))
+        same = [i["title"] for i in live if self.kind_of_item(i) == kind]
+        same += [t for t, _ in effects.added if (found := classify(t)) is not None and found.kind == kind]
+        subject = self.own_subject(text)
+        template = same[-1] if same else ""
+        head = _unnumbered(template).split(" — ")[0] if template else _capitalised(_singular(noun, self.lang) or "item")
+        evidence = REQUEST_PREFIX + _bounded(text) if subject else ""
+        titles = []
+        for n in range(len(same) + 1, len(same) + count + 1):
+            if subject:
+                titles.append(_title(f"{head} {n} — {subject}"))
+            elif template:
+                titles.append(_renumbered(template, n))
+            else:
+                titles.append(_title(f"{head} {n}"))
+        effects.add([(t, evidence) for t in titles], w["adding"].format(n=len(titles)), self)
+
+    def own_subject(self, text: str) -> str:
+        """The subject a message names for added work, "" when it names only the kind or the count."""
+        subject = request_subject(text, self.lang)
+        terms = [t for t in content_terms(subject) if kind_word(t) is None and first_number(t) is None]
+        return subject if terms and not _names_a_kind(subject) else ""
+
+    def made(self) -> list[dict[str, Any]]:
+        """Finished items with an artifact: what a change can make a new version of."""
+        return [i for i in self.checklist if i.get("status") == "done" and _last_artifact(i) is not None]
+
+    def revise(self, effects: "_Effects", text: str, refs: Any) -> bool:
+        """Reopen the items a change names (all the finished ones of the kind it names when it names none), with
+        the change as their evidence: their new versions are made as the next steps. False when nothing is made
+        yet and the message names no item (the plan goes on as it was)."""
+        made = self.made()
+        if refs is not None:
+            named = [i for i in self.checklist if i["position"] in refs.positions]
+            targets = [i for i in named if i in made]
+            not_made = [i for i in named if i not in made]
+        else:
+            kinds = {k for t in re.findall(r"[a-z0-9]+", fold(text)) if (k := kind_word(t)) is not None}
+            targets = [i for i in made if self.kind_of_item(i) in kinds] or made
+            not_made = []
+        if not targets and not not_made:
+            return False
+        change = _bounded(text)
+        for item in targets:
+            effects.reopened[item["position"]] = REVISION_PREFIX + change
+        if targets:
+            effects.lines.append(self.words["revising"].format(text=_short(change), items=self.items_label(targets)))
+        if not_made:
+            effects.lines.append(self.words["not_made"].format(items=_capitalised(self.items_label(not_made))))
+        return True
+
+    def apply(self, effects: "_Effects") -> Decision | None:
+        """One step for everything the messages asked: the added items (the pending ones listed again, as
+        `update_checklist` replaces them), then their evidence and the reopened items, then a question."""
+        w = self.words
+        if not (effects.changes or effects.lines or effects.ask or effects.acknowledged):
+            return None
+        if not (effects.changes or effects.lines or effects.ask):  # only thanks: nothing to do
+            return Decision([w["ack"], *self.status_lines()])
+        calls: list[tuple[str, dict[str, Any]]] = []
+        updates: dict[int, dict[str, Any]] = {}
+        moved: dict[int, int] = {}
+        if effects.added:
+            kept = [i for i in self.checklist if i.get("status") != "pending"]
+            pending = [i for i in self.checklist if i.get("status") == "pending"]
+            first = max((i["position"] for i in kept), default=0) + 1
+            planned = [{"title": i["title"], "needs_confirmation": bool(i.get("needs_confirmation"))} for i in pending]
+            planned += [{"title": t, "needs_confirmation": False} for t, _ in effects.added]
+            calls.append(("update_checklist", {"items": planned}))
+            for n, item in enumerate(pending):
+                moved[item["position"]] = first + n
+                if item.get("evidence"):  # listed again, the item is made anew: its evidence is restored
+                    updates[first + n] = {"position": first + n, "status": "pending", "evidence": item["evidence"]}
+            for n, (_, evidence) in enumerate(effects.added, start=first + len(pending)):
+                if evidence:
+                    updates[n] = {"position": n, "status": "pending", "evidence": evidence}
+        for position, evidence in effects.evidence.items():
+            at = moved.get(position, position)
+            updates[at] = {"position": at, "status": "pending", "evidence": evidence}
+        for position, evidence in effects.skipped.items():
+            at = moved.get(position, position)
+            updates[at] = {"position": at, "status": "skipped", "evidence": evidence}
+        for position, evidence in effects.reopened.items():
+            updates[position] = {"position": position, "status": "pending", "evidence": evidence}
+        ordered = [updates[p] for p in sorted(updates)]
+        for start in range(0, len(ordered), MAX_UPDATES):
+            calls.append(("update_checklist", {"updates": ordered[start : start + MAX_UPDATES]}))
+        lines = list(effects.lines)
+        if effects.ask and self.can("ask_user") and not self.asked():
+            question, options = effects.ask
+            lines.append(question)
+            calls.append(("ask_user", {"question": question, **({"options": options} if options else {})}))
+        return Decision(lines or [w["ack"]], calls)
+
+    def status_lines(self) -> list[str]:
+        total = len(self.checklist)
+        done = sum(1 for i in self.checklist if i.get("status") in ("done", "skipped"))
+        if done == total:
+            return [self.words["all_done"].format(total=total)]
+        still = [i for i in self.checklist if i.get("status") in ("pending", "in_progress")]
+        return [self.words["ack_open"].format(done=done, total=total, items=self.items_label(still))]
 
     def plan(self) -> Decision:
         w = self.words
@@ -801,17 +1207,46 @@ class _Planner:
             if self.can("ask_user") and not asked:
                 return self.ask(w["ask_brief"], options)
             return Decision([w["ask_brief"]])
+        said: list[str] = []
+        noun = series_noun(source, self.lang) if len(titles) == 1 else None
+        if noun is not None:
+            count, answer = self.series_count(source, noun)
+            if isinstance(answer, Decision):
+                return answer
+            said = answer
+            titles = items_from_brief(source, self.lang, count=count)
         listing = [f"{n}. {t}" for n, t in enumerate(titles, 1)]
         tried = next((r for r in self.results if r.get("name") == "update_checklist"), None)
         if tried is not None:  # planned at the previous step, yet no checklist: say so instead of looping
             return Decision([w["plan_failed"].format(error=_error_text(tried)), *listing])
         if not self.can("update_checklist"):
-            return Decision([w["no_planning_tool"], *listing])
+            return Decision([*said, w["no_planning_tool"], *listing])
         calls: list[tuple[str, dict[str, Any]]] = []
         if self.can("read_task_state"):
             calls.append(("read_task_state", {}))
         calls.append(("update_checklist", {"items": [{"title": t, "needs_confirmation": False} for t in titles]}))
-        return Decision([w["planning"].format(n=len(titles)), *listing], calls)
+        return Decision([*said, w["planning"].format(n=len(titles)), *listing], calls)
+
+    def series_count(self, source: str, noun: str) -> tuple[int, "list[str] | Decision"]:
+        """How many of a series with no number to make: the number the person gave on the card (or typed), else
+        the question on a choice card (3 / 5 / another number), else — nobody to ask, or no number in the answer
+        — the default, said aloud."""
+        w = self.words
+        brief = fold(" ".join(source.split()))
+        answers = [answer for _, _, answer in self.card_replies()]
+        answers += [t for t in self.person_texts() if fold(" ".join(t.split())) != brief and t not in answers]
+        for answer in answers:
+            count = first_number(answer)
+            if count is not None and count >= 1:
+                return (MAX_ITEMS, [w["series_capped"].format(max=MAX_ITEMS)]) if count > MAX_ITEMS else (count, [])
+        question = w["ask_series"].format(noun=noun, de_noun=_de(noun))
+        if self.can("ask_user") and not self.asked():
+            if not answers:
+                return DEFAULT_SERIES, self.ask(question, [*SERIES_OPTIONS, w["opt_other"]])
+            if any(_other_chosen(a) for a in answers):  # "another number": asked again, to be typed
+                question = f"{question} {w['type_number'].format(max=MAX_ITEMS)}"
+                return DEFAULT_SERIES, Decision([question], [("ask_user", {"question": question})])
+        return DEFAULT_SERIES, [w["series_default"].format(n=DEFAULT_SERIES)]
 
     def after_generation(self, generated: list[dict[str, Any]]) -> Decision:
         w = self.words
@@ -895,12 +1330,12 @@ class _Planner:
                 [w["loading"].format(items=self.items_label(waiting), domains=domains)],
                 [("load_tools", {"domain": d}) for d in to_load],
             )
-        searches = self.photo_searches(actionable)
-        if searches:
-            return Decision(
-                [self.words["searching"].format(query=", ".join(q for _, q in searches))],
-                [("search_assets", {"query": q, "kinds": ["image"]}) for _, q in searches],
-            )
+        # A video waiting for the person to choose the image it starts from is not started meanwhile.
+        choosing = [i for i, _ in actionable if CHOOSE_MARK in str(i.get("evidence") or "")]
+        actionable = [(i, s) for i, s in actionable if i not in choosing]
+        lookup = self.lookups(actionable, choosing)
+        if lookup is not None:
+            return lookup
         if actionable:
             batch = actionable[:MAX_GENERATIONS_PER_STEP]
             calls: list[tuple[str, dict[str, Any]]] = []
@@ -911,7 +1346,7 @@ class _Planner:
                         "position": item["position"],
                         "status": "in_progress",
                         # A revision or a skeleton keeps its request as evidence until the result lands.
-                        "evidence": (revision_of(item) or skeleton_requested(item))
+                        "evidence": (revision_of(item) or skeleton_requested(item) or request_of(item))
                         and item["evidence"]
                         or w["started_evidence"].format(tool=strategy.tool, step=self.step),
                     }
@@ -919,7 +1354,12 @@ class _Planner:
                 ]
                 calls.append(("update_checklist", {"updates": updates}))
             calls += [(s.tool, self.arguments(item, s)) for item, s in batch]
-            return Decision([w["generating"].format(items=self.items_label([i for i, _ in batch]))], calls)
+            unfound = [
+                w["no_image_prompt"].format(query=q, item=self.item_label(i))
+                for i, s in batch
+                if s.kind == "video" and (q := self.source_query(i)) and self.found_image(q) == 0
+            ]
+            return Decision([w["generating"].format(items=self.items_label([i for i, _ in batch])), *unfound], calls)
         if prose and self.can("ask_user") and not self.asked():
             return self.ask_about_prose(prose)
         question = self.question()
@@ -972,25 +1412,88 @@ class _Planner:
     def asked(self) -> bool:
         return any(r.get("name") == "ask_user" for r in self.results)
 
-    def found_image(self, query: str) -> int | None:
-        """The first image a search for `query` found at the previous step."""
+    def search_hits(self, query: str) -> list[dict[str, Any]] | None:
+        """What a search for `query` found at the previous step (None: not searched)."""
         for result in self.results:
             content = result.get("result") if isinstance(result.get("result"), dict) else {}
             if result.get("name") == "search_assets" and content.get("query") == query:
-                hits = content.get("results") or []
-                return hits[0].get("id") if hits else 0
+                return [h for h in content.get("results") or [] if isinstance(h, dict)]
         return None
 
-    def photo_searches(self, actionable: list[tuple[dict[str, Any], "Strategy"]]) -> list[tuple[dict, str]]:
-        """Video items made from a photo whose image was not looked up yet."""
-        if not self.can("search_assets"):
-            return []
-        searches = []
-        for item, strategy in actionable:
-            query = self.photo_query(item) if strategy.kind == "video" else None
-            if query and self.found_image(query) is None and not revision_of(item):
-                searches.append((item, query))
-        return searches
+    def found_image(self, query: str) -> int | None:
+        """The first image a search for `query` found at the previous step: its id, 0 when it found none."""
+        hits = self.search_hits(query)
+        if hits is None:
+            return None
+        return next((h.get("id") for h in hits if h.get("kind", "image") == "image"), 0)
+
+    def read_result(self, artifact: int) -> dict[str, Any] | None:
+        """What read_artifact gave at the previous step for this artifact ({} when it read, but not this one or
+        not successfully); None when nothing was read."""
+        reads = [r for r in self.results if r.get("name") == "read_artifact"]
+        if not reads:
+            return None
+        for result in reads:
+            content = result.get("result") if isinstance(result.get("result"), dict) else {}
+            if (content.get("artifact") or {}).get("id") == artifact:
+                return content
+        return {}
+
+    def source_query(self, item: dict[str, Any]) -> str | None:
+        """The words to search the image a new video starts from (None when it has one, or is a revision)."""
+        if source_of(item) or revision_of(item) or NO_SOURCE_MARK in str(item.get("evidence") or ""):
+            return None
+        return self.photo_query(item)
+
+    def lookups(self, actionable: list[tuple[dict[str, Any], "Strategy"]], choosing: list[dict]) -> Decision | None:
+        """What to look up before generating, as a model would with its tools: the photo a video starts from
+        (search_assets), what a video to revise was made from (read_artifact: its source image and length), and,
+        when the photo is not found, the workspace's recent images to ask the person which one (ask_user)."""
+        w = self.words
+        recent = self.search_hits("")
+        if choosing and recent is not None and self.can("ask_user") and not self.asked():
+            item = choosing[0]
+            query = self.photo_query(item) or ""
+            images = [h for h in recent if h.get("id") and h.get("kind", "image") == "image"][:5]
+            if not images:
+                question = w["no_images"].format(query=_short(query, 60), item=self.item_label(item))
+                return Decision([question], [("ask_user", {"question": question})])
+            options = [f"{_short(h.get('title') or '?', 60)} (#{h['id']})" for h in images]
+            question = w["no_image_found"].format(query=_short(query, 60), item=self.item_label(item))
+            return self.ask(question, [*options, w["opt_none_of_these"]])
+        lines: list[str] = []
+        calls: list[tuple[str, dict[str, Any]]] = []
+        videos = [i for i, s in actionable if s.kind == "video"]
+        if self.can("search_assets"):
+            searches = [q for i in videos if (q := self.source_query(i)) and self.found_image(q) is None]
+            if searches:
+                searches = list(dict.fromkeys(searches))
+                lines.append(w["searching"].format(query=", ".join(searches)))
+                calls += [("search_assets", {"query": q, "kinds": ["image"]}) for q in searches]
+            unfound = [i for i in videos if (q := self.source_query(i)) and self.found_image(q) == 0]
+            if unfound and self.can("ask_user") and self.can("update_checklist"):
+                updates = [
+                    {"position": i["position"], "status": "pending", "evidence": self.choosing_evidence(i)}
+                    for i in unfound
+                ]
+                query = ", ".join(dict.fromkeys(self.source_query(i) or "" for i in unfound))
+                lines.append(w["listing_images"].format(query=_short(query, 60)))
+                calls += [
+                    ("update_checklist", {"updates": updates}),
+                    ("search_assets", {"query": "", "kinds": ["image"], "limit": 5}),
+                ]
+        if self.can("read_artifact"):
+            revised = [i for i in videos if revision_of(i) and _last_artifact(i) is not None]
+            unread = [i for i in revised if self.read_result(_last_artifact(i)) is None]
+            if unread:
+                lines.append(w["reading_source"].format(items=self.items_label(unread)))
+                calls += [("read_artifact", {"artifact_id": a}) for a in dict.fromkeys(map(_last_artifact, unread))]
+        return Decision(lines, calls) if calls else None
+
+    def choosing_evidence(self, item: dict[str, Any]) -> str:
+        """The item's evidence while the person chooses its image: its request, kept as its context."""
+        request = request_of(item) or (self.task.get("brief") or item.get("title") or "")
+        return f"{REQUEST_PREFIX}{_bounded(request)}{CHOOSE_MARK}"
 
     def arguments(self, item: dict[str, Any], strategy: "Strategy") -> dict[str, Any]:
         if strategy.prose:  # only with a skeleton chosen: headings to fill in, never pretend text
@@ -998,23 +1501,52 @@ class _Planner:
             brief = (self.task.get("brief") or "").strip() or title
             content = skeleton(title=title, brief=brief, lang=self.lang)
             return {"title": title, "content": content, "checklist_position": item["position"]}
-        arguments = strategy.arguments(item=item, task=self.task)
-        query = self.photo_query(item) if strategy.kind == "video" else None
-        source = self.found_image(query) if query else None
+        arguments = strategy.arguments(item=item, task={**self.task, "brief": self.context(item, strategy)})
+        if strategy.kind != "video":
+            return arguments
+        revision, artifact = revision_of(item), _last_artifact(item)
+        if revision and artifact is not None:
+            # A new version of a video keeps what it was made from, and its length unless the change says.
+            read = self.read_result(artifact) or {}
+            source = _read_source(read)
+            seconds = seconds_wanted(revision, _read_seconds(read))
+        else:
+            query = self.source_query(item)
+            source = source_of(item) or (self.found_image(query) if query else None)
+            seconds = None
+            for text in (item.get("title"), request_of(item), self.task.get("brief")):
+                stated = re.search(DURATION, text or "")
+                if stated:
+                    seconds = int(stated.group(1))
+                    break
         if source:
             arguments["source_artifact_id"] = source
-        duration = r"(\d{1,2})[- ]?(?:s|sec|secs|second|seconds|seconde|secondes)\b"
-        seconds = re.search(duration, item.get("title") or "") or re.search(duration, self.task.get("brief") or "")
-        if strategy.kind == "video" and seconds and 1 <= int(seconds.group(1)) <= 60:
-            arguments["seconds"] = int(seconds.group(1))
+        if seconds and 1 <= seconds <= 60:
+            arguments["seconds"] = seconds
         return arguments
+
+    def context(self, item: dict[str, Any], strategy: "Strategy") -> str:
+        """What the prompt says beside the item's title: the task's brief, or the message that added the item
+        (with the brief too when that is the same kind of work)."""
+        brief = (self.task.get("brief") or "").strip()
+        request = request_of(item)
+        if not request:
+            return brief
+        of_brief = classify(brief)
+        return f"{request}. {brief}" if of_brief is not None and of_brief.kind == strategy.kind else request
 
     def photo_query(self, item: dict[str, Any]) -> str | None:
         """A title names its subject, not always the photo it starts from: the request says that."""
-        return photo_query(item.get("title") or "") or photo_query(self.task.get("brief") or "")
+        request = request_of(item)
+        found = photo_query(item.get("title") or "") or (photo_query(request) if request else None)
+        return found or (None if request else photo_query(self.task.get("brief") or ""))
 
     def strategy_for(self, item: dict[str, Any]) -> Strategy | None:
-        return classify(item.get("title") or "") or classify(self.task.get("brief") or "")
+        return (
+            classify(item.get("title") or "")
+            or classify(request_of(item) or "")
+            or classify(self.task.get("brief") or "")
+        )
 
     def summary(self) -> list[str]:
         w = self.words
@@ -1053,8 +1585,97 @@ class _Planner:
 
 
 CARD_ANSWER = re.compile(
-    r"^\[card \d+: [^\]]*\]\s*The person (?:chose|answered|asked for changes):\s*(?P<answer>.+?)\.?$", re.S
+    r"^\[card \d+: (?P<title>[^\]]*)\]\s*The person (?P<verb>chose|answered|asked for changes):\s*"
+    r"(?P<answer>.+?)\.?$",
+    re.S,
 )
+# The planner's own question asking how many more to add, as its card's title: the noun is read back from it.
+ADD_QUESTIONS = (
+    re.compile(r"^How many more (?P<noun>.+?) should I add\?"),
+    re.compile(r"^Combien (?:de |d’|d')(?P<noun>.+?) de plus dois-je ajouter"),
+)
+OTHER_WORDS = frozenset("other another autre nombre".split())
+
+
+@dataclass
+class _Effects:
+    """What the new messages of a planned task ask, gathered before one step carries it out."""
+
+    lines: list[str] = field(default_factory=list)
+    added: list[tuple[str, str]] = field(default_factory=list)  # (title, evidence) of new items
+    reopened: dict[int, str] = field(default_factory=dict)  # position → revision evidence
+    evidence: dict[int, str] = field(default_factory=dict)  # position → new evidence of a pending item
+    skipped: dict[int, str] = field(default_factory=dict)  # position → why it is left out
+    ask: tuple[str, list[str] | None] | None = None
+    acknowledged: bool = False
+    unhandled: bool = False
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.added or self.reopened or self.evidence or self.skipped)
+
+    def add(self, pairs: list[tuple[str, str]], line: str, planner: "_Planner") -> None:
+        """New items, titled apart from every item already there (the checklist never adds a title twice)."""
+        taken = {str(i.get("title") or "").casefold() for i in planner.checklist}
+        taken |= {t.casefold() for t, _ in self.added}
+        room = MAX_ITEMS - len(self.added)
+        fresh = []
+        for title, evidence in pairs[: max(0, room)]:
+            unique, n = title, 2
+            while unique.casefold() in taken:
+                unique, n = _renumbered(title, n), n + 1
+            taken.add(unique.casefold())
+            fresh.append((unique, evidence))
+        self.added += fresh
+        self.lines += [line, *(f"+ {t}" for t, _ in fresh)]
+
+
+def _add_question(title: str) -> str | None:
+    match = next((m for pattern in ADD_QUESTIONS if (m := pattern.match(title.strip()))), None)
+    return match.group("noun") if match else None
+
+
+def _other_chosen(answer: str) -> bool:
+    return bool(OTHER_WORDS & set(re.findall(r"[a-z]+", fold(answer))))
+
+
+def _de(noun: str) -> str:
+    """French "de" before a noun, elided before a vowel or a mute h: "d’affiches", "de posters"."""
+    return f"d’{noun}" if fold(noun[:1]) in set("aeiouyh") else f"de {noun}"
+
+
+DURATION = r"(\d{1,2})[- ]?(?:s|sec|secs|second|seconds|seconde|secondes)\b"
+
+
+def _read_source(read: dict[str, Any]) -> int | None:
+    """The image a video was made from, as read_artifact tells it (its generation's parameters, or its meta)."""
+    params = (read.get("generation") or {}).get("params") or {}
+    source = params.get("source_artifact_id") or (read.get("meta") or {}).get("source_artifact_id")
+    return source if isinstance(source, int) and source > 0 else None
+
+
+def _read_seconds(read: dict[str, Any]) -> int | None:
+    params = (read.get("generation") or {}).get("params") or {}
+    if isinstance(params.get("seconds"), int):
+        return params["seconds"]
+    duration = (read.get("meta") or {}).get("duration_ms")
+    return max(1, round(duration / 1000)) if isinstance(duration, int | float) and duration > 0 else None
+
+
+def _bounded(text: str) -> str:
+    return " ".join(text.split())[:MAX_PROMPT]
+
+
+def _unnumbered(title: str) -> str:
+    """A title without its place in a series: "Poster 2 of 3 — brand", "Poster 4 — brand" → "Poster — brand"."""
+    title = re.sub(r"\s+\d+\s+(?:of|sur)\s+\d+", "", title)
+    head, sep, rest = title.partition(" — ")
+    return re.sub(r"\s+\d+$", "", head) + sep + rest
+
+
+def _renumbered(title: str, n: int) -> str:
+    head, sep, rest = _unnumbered(title).partition(" — ")
+    return f"{head} {n}{sep}{rest}"
 
 
 def _card_answer(text: str) -> str:
@@ -1074,6 +1695,13 @@ def _artifact_ref(artifact: Any) -> Any:
     if isinstance(artifact, dict):
         return artifact.get("artifact_id") or artifact.get("id") or artifact.get("artifact") or artifact
     return artifact
+
+
+def _contracted(line: str) -> str:
+    """French contractions an item label makes after a preposition: "de les étapes" → "des étapes"."""
+    for wrong, right in (("de les", "des"), ("De les", "Des"), ("à les", "aux"), ("À les", "Aux")):
+        line = re.sub(rf"(?<!\w){wrong}(?!\w)", right, line)
+    return line
 
 
 def _capitalised(line: str) -> str:
