@@ -217,6 +217,19 @@ LOMOTE_OPENAI_IMAGES_BASE_URL = os.environ.get("LOMOTE_OPENAI_IMAGES_BASE_URL", 
 LOMOTE_OPENAI_IMAGES_MODEL = os.environ.get("LOMOTE_OPENAI_IMAGES_MODEL", "gpt-image-1")
 LOMOTE_OPENAI_IMAGES_TIMEOUT = float(os.environ.get("LOMOTE_OPENAI_IMAGES_TIMEOUT", "120"))
 
+# --- Uploads: a person's own files (workspace/services/uploads.py) ------------------------------------------
+
+# Largest file accepted per artifact kind, in bytes, decided after the content says what the file is; the
+# request itself is refused (413) as soon as it announces or sends more than the largest of these.
+LOMOTE_UPLOAD_MAX_BYTES = {
+    "image": int(os.environ.get("LOMOTE_UPLOAD_MAX_BYTES_IMAGE", str(25 * 1024 * 1024))),
+    "video": int(os.environ.get("LOMOTE_UPLOAD_MAX_BYTES_VIDEO", str(200 * 1024 * 1024))),
+    "3d": int(os.environ.get("LOMOTE_UPLOAD_MAX_BYTES_3D", str(100 * 1024 * 1024))),
+    "document": int(os.environ.get("LOMOTE_UPLOAD_MAX_BYTES_DOCUMENT", str(2 * 1024 * 1024))),
+}
+# Pillow decodes the whole image to check it: this bounds the memory one upload can take (≈ 4 bytes a pixel).
+LOMOTE_UPLOAD_MAX_PIXELS = int(os.environ.get("LOMOTE_UPLOAD_MAX_PIXELS", str(40_000_000)))
+
 # --- Auth, REST ------------------------------------------------------------------------------------------
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -6,21 +6,24 @@ Views parse, call a selector or service, and serialize.
 from django.db.models import OuterRef, Subquery
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from lomote.kernel.exceptions import PermissionDenied
-from lomote.kernel.serializers import error_responses, validated
+from lomote.kernel.serializers import ErrorSerializer, error_responses, validated
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
 from workspace.flows.authoring import flow_create, flow_edit
 from workspace.models import ArtifactVersion, JobStatus, Role
+from workspace.services import collections as collection_services
 from workspace.services import workspaces as services
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_edit, document_write
+from workspace.services.uploads import artifact_upload, artifact_version_upload
+from workspace.upload_guard import UploadParsing
 
 WORKSPACE_ID = OpenApiParameter("workspace_id", int, OpenApiParameter.PATH)
 
@@ -417,3 +420,181 @@ class FlowRunDetailApi(WorkspaceApi):
     def get(self, request, workspace_id, run_id):
         run = selectors.flow_run_get(workspace_id=self.access().workspace.pk, run_id=run_id)
         return Response(serializers.FlowRunOut(run).data)
+
+
+# --- uploads -------------------------------------------------------------------------------------------------
+
+UPLOAD_ERRORS = {
+    **error_responses(400, 403, 404),
+    413: OpenApiResponse(ErrorSerializer, description="`too_large`: the request or the file is over its limit."),
+    415: OpenApiResponse(ErrorSerializer, description="The body is not `multipart/form-data`."),
+}
+
+
+class ArtifactUploadApi(UploadParsing, WorkspaceApi):
+    serializer_class = serializers.ArtifactOut
+
+    @extend_schema(
+        operation_id="artifacts_upload",
+        description="Upload a file as a new artifact at version 1 (multipart/form-data). The kind is decided from "
+        "the content alone: an image, a video, a glTF 3D model or a text document. Editors and owners.",
+        request={"multipart/form-data": serializers.ArtifactUploadIn},
+        responses={201: serializers.ArtifactOut, **UPLOAD_ERRORS},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.ArtifactUploadIn, request.data)
+        artifact = artifact_upload(workspace_id=access.workspace.pk, **data, **_author(access))
+        return Response(serializers.ArtifactOut(artifact).data, status=status.HTTP_201_CREATED)
+
+
+class ArtifactVersionUploadApi(UploadParsing, WorkspaceApi):
+    serializer_class = serializers.ArtifactOut
+
+    @extend_schema(
+        operation_id="artifacts_upload_version",
+        description="Upload a file as the artifact's next version, on `base_version` (409 `stale_version`, with "
+        "`current_version`, when another write got there first). The file must be of the artifact's kind "
+        "(400 `type_mismatch`); a document's new text replaces the old.",
+        request={"multipart/form-data": serializers.ArtifactVersionUploadIn},
+        responses={201: serializers.ArtifactOut, 409: ErrorSerializer, **UPLOAD_ERRORS},
+    )
+    def post(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.ArtifactVersionUploadIn, request.data)
+        artifact_version_upload(workspace_id=access.workspace.pk, artifact_id=artifact_id, **data, **_author(access))
+        artifact = selectors.artifact_get(workspace_id=access.workspace.pk, artifact_id=artifact_id)
+        return Response(serializers.ArtifactOut(artifact).data, status=status.HTTP_201_CREATED)
+
+
+# --- asset collections ------------------------------------------------------------------------------------------
+
+
+def _collection_out(access, collection_id: int) -> dict:
+    """The collection as committed, with its live items in order."""
+    collection = selectors.collection_get(workspace_id=access.workspace.pk, collection_id=collection_id)
+    return serializers.CollectionOut(collection).data
+
+
+class CollectionListCreateApi(WorkspaceApi):
+    serializer_class = serializers.CollectionOut
+
+    @extend_schema(
+        operation_id="collections_list",
+        description="The workspace's asset collections, most recently changed first, each with its artifacts in order.",
+        responses={200: serializers.CollectionOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        validated(serializers.CollectionQueryIn, request.query_params.dict())
+        page = self.paginate_queryset(selectors.collection_list(workspace_id=access.workspace.pk))
+        return self.get_paginated_response(serializers.CollectionOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="collections_create",
+        description="Create a collection, optionally with artifacts in order (400 `duplicate_artifacts`; 404 "
+        "for an artifact that is not a live one of this workspace). Editors and owners.",
+        request=serializers.CollectionCreateIn,
+        responses={201: serializers.CollectionOut, **error_responses(400, 403, 404)},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.CollectionCreateIn, request.data)
+        collection = collection_services.collection_create(
+            workspace_id=access.workspace.pk,
+            name=data["name"],
+            description=data["description"],
+            artifact_ids=data["artifacts"],
+            created_by=access.user,
+        )
+        return Response(_collection_out(access, collection.pk), status=status.HTTP_201_CREATED)
+
+
+class CollectionDetailApi(WorkspaceApi):
+    serializer_class = serializers.CollectionOut
+
+    @extend_schema(
+        operation_id="collections_retrieve", responses={200: serializers.CollectionOut, **error_responses(404)}
+    )
+    def get(self, request, workspace_id, collection_id):
+        return Response(_collection_out(self.access(), collection_id))
+
+    @extend_schema(
+        operation_id="collections_update",
+        description="Rename the collection or change its description.",
+        request=serializers.CollectionUpdateIn,
+        responses={200: serializers.CollectionOut, **error_responses(400, 403, 404)},
+    )
+    def patch(self, request, workspace_id, collection_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.CollectionUpdateIn, request.data)
+        collection_services.collection_update(workspace_id=access.workspace.pk, collection_id=collection_id, **data)
+        return Response(_collection_out(access, collection_id))
+
+    @extend_schema(
+        operation_id="collections_destroy",
+        description="Delete the collection; its artifacts stay.",
+        responses={204: None, **error_responses(403, 404)},
+    )
+    def delete(self, request, workspace_id, collection_id):
+        access = self.access().require(Role.EDITOR)
+        collection_services.collection_delete(workspace_id=access.workspace.pk, collection_id=collection_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CollectionItemsApi(WorkspaceApi):
+    serializer_class = serializers.CollectionOut
+
+    @extend_schema(
+        operation_id="collections_add_item",
+        description="Add an artifact at the end, or at `position` (0 is first). 409 `already_in_collection`; "
+        "404 for an artifact that is not a live one of this workspace.",
+        request=serializers.CollectionItemIn,
+        responses={200: serializers.CollectionOut, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, workspace_id, collection_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.CollectionItemIn, request.data)
+        collection_services.collection_item_add(
+            workspace_id=access.workspace.pk,
+            collection_id=collection_id,
+            artifact_id=data["artifact"],
+            position=data.get("position"),
+            added_by=access.user,
+        )
+        return Response(_collection_out(access, collection_id))
+
+
+class CollectionItemDetailApi(WorkspaceApi):
+    serializer_class = serializers.CollectionOut
+
+    @extend_schema(
+        operation_id="collections_remove_item",
+        description="Take the artifact out of the collection (the artifact stays). 404 `not_in_collection`.",
+        responses={200: serializers.CollectionOut, **error_responses(403, 404)},
+    )
+    def delete(self, request, workspace_id, collection_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        collection_services.collection_item_remove(
+            workspace_id=access.workspace.pk, collection_id=collection_id, artifact_id=artifact_id
+        )
+        return Response(_collection_out(access, collection_id))
+
+
+class CollectionOrderApi(WorkspaceApi):
+    serializer_class = serializers.CollectionOut
+
+    @extend_schema(
+        operation_id="collections_reorder",
+        description="The full new order: every artifact of the collection once, and nothing else (400 "
+        "`order_mismatch` with `missing`, `unexpected` and `current`; 400 `duplicate_artifacts`).",
+        request=serializers.CollectionOrderIn,
+        responses={200: serializers.CollectionOut, **error_responses(400, 403, 404)},
+    )
+    def put(self, request, workspace_id, collection_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.CollectionOrderIn, request.data)
+        collection_services.collection_reorder(
+            workspace_id=access.workspace.pk, collection_id=collection_id, artifact_ids=data["artifacts"]
+        )
+        return Response(_collection_out(access, collection_id))

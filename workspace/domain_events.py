@@ -35,6 +35,13 @@ Payload: workspace_id, artifact_id, version (the new version's number).
 Published by workspace.services.artifacts.artifact_version_add, holding the artifact lock, after the version,
 its event and its change notices are written."""
 
+ARTIFACT_DELETED = "artifact.deleted"
+"""A person confirmed an artifact's deletion: it is soft-deleted (`Artifact.deleted_at` set, for good).
+
+Payload: workspace_id, artifact_id.
+Published by workspace.services.artifacts.artifact_delete, holding the artifact lock, after its event, its
+removal from asset collections and the change notices of the tasks that had seen it are written."""
+
 # --- hooks -------------------------------------------------------------------------------------------------
 
 TextHook = Callable[[dict[str, Any], str], dict[str, Any] | None]  # (preset, prompt) → {"text", "model"}

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 
 from lomote.kernel.exceptions import InvalidInput, NotFound, PermissionDenied
 from workspace.authentication import ApiKeyPrincipal
@@ -13,6 +13,8 @@ from workspace.models import (
     Artifact,
     ArtifactKind,
     ArtifactVersion,
+    AssetCollection,
+    AssetCollectionItem,
     ChangeNotice,
     Event,
     FlowRun,
@@ -213,3 +215,32 @@ def flow_run_get(*, workspace_id: int, run_id: int) -> FlowRun:
     if run is None:
         raise NotFound("Flow run not found.")
     return run
+
+
+# --- asset collections ---------------------------------------------------------------------------------------
+
+
+def collection_list(*, workspace_id: int) -> QuerySet[AssetCollection]:
+    """The workspace's asset collections, most recently changed first, with their live items prefetched."""
+    return (
+        AssetCollection.objects.filter(workspace_id=workspace_id)
+        .prefetch_related(collection_items_prefetch())
+        .order_by("-updated_at", "-id")
+    )
+
+
+def collection_items_prefetch() -> Prefetch:
+    """A collection's items in order, each with its artifact; a deleted artifact's item is never shown."""
+    return Prefetch(
+        "items",
+        queryset=AssetCollectionItem.objects.filter(artifact__deleted_at__isnull=True)
+        .select_related("artifact")
+        .order_by("position"),
+    )
+
+
+def collection_get(*, workspace_id: int, collection_id: int) -> AssetCollection:
+    collection = collection_list(workspace_id=workspace_id).filter(pk=collection_id).first()
+    if collection is None:
+        raise NotFound("Collection not found.")
+    return collection

@@ -8,6 +8,7 @@ from workspace.models import (
     Artifact,
     ArtifactKind,
     ArtifactVersion,
+    AssetCollection,
     Event,
     GenerationJob,
     JobStatus,
@@ -304,3 +305,103 @@ class ArtifactQueryIn(StrictSerializer):
     q = serializers.CharField(max_length=200, required=False, allow_blank=True)
     limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
     offset = serializers.IntegerField(min_value=0, required=False)
+
+
+# --- uploads (multipart) ---------------------------------------------------------------------------------------
+
+UPLOAD_FILE_HELP = (
+    "The file. Its kind comes from its content, never its name: PNG, JPEG, WebP or GIF → image; MP4, MOV or "
+    "WebM → video; glTF 2 (.glb, or .gltf JSON) → 3d; UTF-8 text → document (its text is the content). A name "
+    "or declared type saying another kind is refused (400 `type_mismatch`), other content too (400 "
+    "`unsupported_type`), and a file over its kind's limit answers 413 `too_large`."
+)
+
+
+class ArtifactUploadIn(StrictSerializer):
+    file = serializers.FileField(help_text=UPLOAD_FILE_HELP)
+    title = serializers.CharField(
+        max_length=300, required=False, allow_blank=True, default="", help_text="Defaults to the file's name."
+    )
+    description = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=50), required=False, max_length=20, default=list, help_text="Repeat."
+    )
+
+
+class ArtifactVersionUploadIn(StrictSerializer):
+    file = serializers.FileField(help_text=UPLOAD_FILE_HELP + " It must be of the artifact's own kind.")
+    base_version = serializers.IntegerField(
+        min_value=1, max_value=2**31 - 1, help_text="The version this one replaces; 409 `stale_version` if not current."
+    )
+
+
+# --- asset collections -----------------------------------------------------------------------------------------
+
+
+class JsonIdField(serializers.IntegerField):
+    """An id as a JSON integer: "12", 12.0 and true are refused, not coerced (the JSON type is the contract)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def _ids(**kwargs) -> serializers.ListField:
+    return serializers.ListField(child=JsonIdField(min_value=1, max_value=2**63 - 1), max_length=500, **kwargs)
+
+
+class CollectionItemOut(serializers.Serializer):
+    artifact = serializers.IntegerField(source="artifact_id")
+    position = serializers.IntegerField(help_text="0 is first.")
+    kind = serializers.ChoiceField(choices=ArtifactKind.choices, source="artifact.kind")
+    title = serializers.CharField(source="artifact.title")
+    current_version = serializers.IntegerField(source="artifact.current_version")
+    added_at = serializers.DateTimeField()
+
+
+class CollectionOut(serializers.ModelSerializer):
+    items = serializers.SerializerMethodField(help_text="In the collection's order.")
+
+    class Meta:
+        model = AssetCollection
+        fields = ["id", "name", "description", "items", "created_at", "updated_at"]
+
+    @extend_schema_field(CollectionItemOut(many=True))
+    def get_items(self, collection) -> list[dict]:
+        return CollectionItemOut(collection.items.all(), many=True).data
+
+
+class CollectionQueryIn(StrictSerializer):
+    limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
+    offset = serializers.IntegerField(min_value=0, required=False)
+
+
+class CollectionCreateIn(StrictSerializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+    artifacts = _ids(required=False, default=list, help_text="Artifacts to start with, in order.")
+
+
+class CollectionUpdateIn(StrictSerializer):
+    name = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(max_length=5000, required=False, allow_blank=True)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Give a new name, a new description, or both.")
+        return attrs
+
+
+class CollectionItemIn(StrictSerializer):
+    artifact = JsonIdField(min_value=1, max_value=2**63 - 1)
+    position = JsonIdField(
+        min_value=0,
+        max_value=2**31 - 1,
+        required=False,
+        help_text="Where to insert it (0 is first); the end if absent.",
+    )
+
+
+class CollectionOrderIn(StrictSerializer):
+    artifacts = _ids(help_text="Every artifact of the collection, once, in the new order.")

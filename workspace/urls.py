@@ -2,6 +2,8 @@ from django.urls import path
 
 from workspace import apis, views
 
+COLLECTION = "workspaces/<id:workspace_id>/collections/<id:collection_id>/"
+
 urlpatterns = [
     path("workspaces/", apis.WorkspaceListCreateApi.as_view(), name="workspace-list"),
     path("workspaces/<id:workspace_id>/", apis.WorkspaceDetailApi.as_view(), name="workspace-detail"),
@@ -35,6 +37,12 @@ urlpatterns = [
         name="artifact-version-file",
     ),
     path("workspaces/<id:workspace_id>/artifacts/", apis.ArtifactCreateApi.as_view(), name="artifact-list"),
+    path("workspaces/<id:workspace_id>/artifacts/upload/", apis.ArtifactUploadApi.as_view(), name="artifact-upload"),
+    path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/versions/upload/",
+        apis.ArtifactVersionUploadApi.as_view(),
+        name="artifact-version-upload",
+    ),
     path(
         "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/document/",
         apis.DocumentApi.as_view(),
@@ -53,5 +61,10 @@ urlpatterns = [
     path(
         "workspaces/<id:workspace_id>/flow-runs/<id:run_id>/", apis.FlowRunDetailApi.as_view(), name="flow-run-detail"
     ),
+    path("workspaces/<id:workspace_id>/collections/", apis.CollectionListCreateApi.as_view(), name="collection-list"),
+    path(COLLECTION, apis.CollectionDetailApi.as_view(), name="collection-detail"),
+    path(COLLECTION + "items/", apis.CollectionItemsApi.as_view(), name="collection-items"),
+    path(COLLECTION + "items/<id:artifact_id>/", apis.CollectionItemDetailApi.as_view(), name="collection-item"),
+    path(COLLECTION + "order/", apis.CollectionOrderApi.as_view(), name="collection-order"),
     path("webhooks/generation/<slug:provider>/", views.generation_webhook, name="generation-webhook"),
 ]

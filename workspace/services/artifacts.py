@@ -7,6 +7,11 @@ had seen the artifact (workspace/services/notices.py) and publishes ARTIFACT_VER
 (workspace/domain_events.py), on which Flow outputs derived from it go stale (workspace/subscribers.py). These
 functions open an atomic block of their own, which becomes a savepoint when the caller (a view, or the
 agent runtime around a transactional tool) already holds one.
+
+A deletion (`artifact_delete`) is soft and final: `deleted_at` is set and never cleared, and every read
+(workspace.selectors.artifact_get / artifact_list / artifact_search) and write here treats the artifact as
+absent from then on. Deleting is irreversible, so it is only ever carried out by a confirmation a person
+gave (agents/services/artifact_delete.py opens and settles that card).
 """
 
 from typing import Any
@@ -14,14 +19,16 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files import File
 from django.db import transaction
+from django.utils import timezone
 
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
-from workspace.domain_events import ARTIFACT_VERSION_ADDED
+from workspace.domain_events import ARTIFACT_DELETED, ARTIFACT_VERSION_ADDED
 from workspace.locks import artifact_qs_for_update
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion
+from workspace.services.collections import collections_drop_artifact
 from workspace.services.events import event_append
-from workspace.services.notices import notices_on_version_added
+from workspace.services.notices import notices_on_artifact_deleted, notices_on_version_added
 
 MAX_TITLE_CHARS = 300
 MAX_TAGS = 20
@@ -238,3 +245,42 @@ def artifact_version_add(
     notices_on_version_added(artifact, version)
     domain_events.publish(ARTIFACT_VERSION_ADDED, workspace_id=workspace_id, artifact_id=artifact.pk, version=number)
     return version
+
+
+@transaction.atomic
+def artifact_delete(*, workspace_id: int, artifact_id: int, deleted_by: AbstractBaseUser | None = None) -> Artifact:
+    """Delete the artifact for good (soft: `deleted_at` is set). Only for a deletion a person confirmed.
+
+    Under the artifact's lock: it leaves every asset collection, every task that had seen it gets a change
+    notice naming who deleted it, `artifact.deleted` is appended to the log and ARTIFACT_DELETED published.
+    Another workspace's artifact is NotFound; one already deleted is 409 `artifact_deleted`.
+    """
+    artifact = artifact_qs_for_update().filter(pk=artifact_id, workspace_id=workspace_id).first()
+    if artifact is None:
+        raise NotFound("Artifact not found.")
+    if artifact.deleted_at is not None:
+        raise Conflict(
+            "This artifact was already deleted.",
+            code="artifact_deleted",
+            details={"artifact": artifact.pk, "deleted_at": artifact.deleted_at.isoformat()},
+        )
+    artifact.deleted_at = timezone.now()
+    artifact.save(update_fields=["deleted_at", "updated_at"])
+    collections = collections_drop_artifact(artifact=artifact)
+    by = deleted_by.get_username() if deleted_by is not None else ""
+    notices = notices_on_artifact_deleted(artifact, by=by)
+    event_append(
+        workspace_id=workspace_id,
+        kind="artifact.deleted",
+        data={
+            "artifact": artifact.pk,
+            "kind": artifact.kind,
+            "title": artifact.title,
+            "version": artifact.current_version,
+            "by": {"type": "user", "id": deleted_by.pk, "username": by} if deleted_by is not None else {},
+            "collections": collections,
+            "tasks_told": [notice.task_id for notice in notices],
+        },
+    )
+    domain_events.publish(ARTIFACT_DELETED, workspace_id=workspace_id, artifact_id=artifact.pk)
+    return artifact

@@ -8,6 +8,9 @@
         version gets a persisted notice ("Storyboard v3 → v4: shot2 changed; re-read first"), one pending
         notice per (artifact, task), widened by later changes. The writing task has seen what it wrote.
         Notices never wake a task: the runtime shows them at the task's next cycle.
+    notices_on_artifact_deleted(artifact, *, by) -> list[ChangeNotice]
+        Called by artifact_delete in its transaction: every task that saw the artifact, at any version, gets a
+        notice that it is gone ("Image “Cat photo” (#12) was deleted by alice…"), replacing a pending one.
     notices_mark_delivered(*, task_id, ids) -> int
 
 Reads: `workspace.selectors.notices_pending(task_id=...)`.
@@ -74,6 +77,37 @@ def notices_on_version_added(artifact: Artifact, version: ArtifactVersion) -> li
             )
         else:
             notice.to_version, notice.summary, notice.changed_nodes = version.number, summary, changed_nodes
+            notice.save(update_fields=["to_version", "summary", "changed_nodes", "updated_at"])
+        notices.append(notice)
+    return notices
+
+
+def notices_on_artifact_deleted(artifact: Artifact, *, by: str) -> list[ChangeNotice]:
+    """Tell every task that saw the artifact that it was deleted (module docstring). Caller holds the artifact
+    lock, in the deletion's transaction."""
+    who = by or "a person"
+    summary = (
+        f"{artifact.get_kind_display()} “{artifact.title}” (#{artifact.pk}) was deleted by {who}: it can no "
+        "longer be read, changed or used as a source; do not rely on it, and tell the person if your work needed it."
+    )
+    if len(summary) > MAX_SUMMARY_CHARS:
+        summary = summary[: MAX_SUMMARY_CHARS - 1] + "…"
+    notices = []
+    for view in ArtifactView.objects.filter(artifact=artifact).order_by("viewer_task_id"):
+        notice = ChangeNotice.objects.filter(
+            artifact=artifact, task_id=view.viewer_task_id, delivered_at__isnull=True
+        ).first()
+        if notice is None:
+            notice = ChangeNotice.objects.create(
+                workspace_id=artifact.workspace_id,
+                artifact=artifact,
+                task_id=view.viewer_task_id,
+                from_version=view.seen_version,
+                to_version=artifact.current_version,
+                summary=summary,
+            )
+        else:
+            notice.to_version, notice.summary, notice.changed_nodes = artifact.current_version, summary, []
             notice.save(update_fields=["to_version", "summary", "changed_nodes", "updated_at"])
         notices.append(notice)
     return notices
