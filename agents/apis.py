@@ -18,6 +18,7 @@ from agents.services import goals as goal_services
 from agents.services import inbox as inbox_services
 from agents.services import task_settings as settings_services
 from agents.services import tasks as task_services
+from agents.services.artifact_delete import artifact_delete_ask
 from agents.services.memory_forget import memory_forget_ask
 from lomote.kernel.pagination import CursorlessPagination
 from lomote.kernel.serializers import error_responses, validated
@@ -134,6 +135,26 @@ class MemoryForgetApi(WorkspaceApi):
         body = {"forget": forget.pk, "status": forget.status, "card": card.pk if card is not None else None}
         waiting = forget.status == "awaiting_confirmation"
         return Response(serializers.ForgetOut(body).data, status=status.HTTP_202_ACCEPTED if waiting else 200)
+
+
+class ArtifactDeleteApi(WorkspaceApi):
+    serializer_class = serializers.ArtifactDeleteOut
+
+    @extend_schema(
+        operation_id="artifacts_delete",
+        description="Ask to delete an artifact. Deleting is irreversible, so this answers 202 with a confirmation "
+        "card that a person (not an API key: 403 `person_required`) must confirm through its actions; then the "
+        "artifact is deleted for good — gone from listings, search and its collections — and every task that "
+        "had seen it gets a change notice. Asking again while the card is open returns the same card. Editors "
+        "and owners; 404 for another workspace's or an already deleted artifact.",
+        request=None,
+        responses={202: serializers.ArtifactDeleteOut, **error_responses(403, 404)},
+    )
+    def post(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        card, _ = artifact_delete_ask(access=access, artifact_id=artifact_id)
+        body = {"artifact": artifact_id, "status": "awaiting_confirmation", "card": card}
+        return Response(serializers.ArtifactDeleteOut(body).data, status=status.HTTP_202_ACCEPTED)
 
 
 def _task_action(view: WorkspaceApi, service, task_id: int) -> Response:

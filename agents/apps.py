@@ -7,7 +7,7 @@ class AgentsConfig(AppConfig):
     def ready(self):
         from agents import subscribers
         from agents.runtime import resumption
-        from agents.services import flow_runs, memory_forget
+        from agents.services import artifact_delete, flow_runs, memory_forget
         from agents.tools import catalog
         from agents.tools import registry as tools
 
@@ -17,6 +17,8 @@ class AgentsConfig(AppConfig):
         flow_runs.register()
         # Confirm cards of no task: forgetting a memory is carried out when a person confirms it.
         memory_forget.register()
+        # Deleting an artifact is carried out when a person confirms its card.
+        artifact_delete.register()
         # Review cards of a resume (DESIGN §11): confirming settles what the verdict left open.
         resumption.install()
         # Every reaction to other apps' events, and the hooks agents answers for workspace.

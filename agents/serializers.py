@@ -592,3 +592,9 @@ class ForgetOut(serializers.Serializer):
     card = serializers.IntegerField(
         allow_null=True, help_text="The confirmation card a person must confirm; null once done."
     )
+
+
+class ArtifactDeleteOut(serializers.Serializer):
+    artifact = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["awaiting_confirmation"])
+    card = CardOut(help_text="The confirmation card: a person confirms it to delete the artifact for good.")

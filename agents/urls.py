@@ -28,6 +28,11 @@ urlpatterns = [
     path(CARD, apis.CardDetailApi.as_view(), name="card-detail"),
     path(CARD + "actions/", apis.CardActionApi.as_view(), name="card-actions"),
     path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/delete/",
+        apis.ArtifactDeleteApi.as_view(),
+        name="artifact-delete",
+    ),
+    path(
         "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/flow/runs/",
         apis.FlowRunCreateApi.as_view(),
         name="artifact-flow-runs",

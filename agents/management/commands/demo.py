@@ -33,8 +33,8 @@ from lomote.kernel.database import current_database_url
 from workspace.models import Artifact, Event
 from workspace.providers.procedural import render_image
 from workspace.selectors import workspace_access
-from workspace.services.artifacts import artifact_create
 from workspace.services.jobs import jobs_poll_silent
+from workspace.services.uploads import artifact_upload
 from workspace.services.workspaces import workspace_create
 
 POSTERS = "Make a series of 3 retro brand posters"
@@ -83,20 +83,23 @@ class Command(BaseCommand):
         workspace = workspace_create(user=user, name=name)
         access = workspace_access(principal=user, workspace_id=workspace.pk)
         wallet_topup(access=access, amount=2000, memo="demo credits")
+        # The person's own photo, brought in through the upload path the REST API and the studio use: its kind
+        # comes from its content, checked like any upload.
+        photo = render_image("a cat photo, tabby cat on a sunny windowsill")
         with transaction.atomic():
-            photo = render_image("a cat photo, tabby cat on a sunny windowsill")
-            cat = artifact_create(
+            cat = artifact_upload(
                 workspace_id=workspace.pk,
-                kind="image",
+                file=ContentFile(photo.content, "cat.png"),
                 title="Cat photo",
                 tags=["cat", "photo"],
-                file=ContentFile(photo.content, "cat.png"),
-                media_type="image/png",
                 author_user=user,
             )
             yesterday = timezone.now() - timedelta(days=1)
             Artifact.objects.filter(pk=cat.pk).update(created_at=yesterday, updated_at=yesterday)
-        self.stdout.write(f"Workspace “{name}” (#{workspace.pk}), 2000 credits, and yesterday's cat photo.")
+        self.stdout.write(
+            f"Workspace “{name}” (#{workspace.pk}), 2000 credits, and yesterday's cat photo (uploaded as "
+            f"{cat.versions.get(number=1).media_type}, artifact #{cat.pk})."
+        )
         return access
 
     def _start_cluster(self, workers: int) -> subprocess.Popen:
