@@ -9,7 +9,10 @@
    near-duplicates go back to the Router with the closest few, which continues one, asks, or confirms;
 4. the target is validated under its lock before anything runs: it exists in this workspace and accepts
    the message (an archived or cancelled task, a deleted artifact or a closed card → the person is told in
-   `reply`, `refusal` says why, and nothing is delivered).
+   `reply`, `refusal` says why, and nothing is delivered). A routed message about existing work (a
+   follow-up, or a new work made from an existing one) that names an artifact since deleted — by its title's
+   words, number included ("poster 2", "the photo of my cat") — is refused the same way, unless a live
+   artifact answers to the same words.
 A clarification creates a card (the candidates plus "new task") and routes nothing until the person
 chooses (`main_clarification_apply`). A lightweight task the person keeps iterating on — a second
 follow-up — is promoted to persistent, keeping its inbox, turns and artifacts (`task_promote`).
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import QuerySet
 
-from agents.language import language_detect
+from agents.language import STOP_WORDS, language_detect, stem, words
 from agents.locks import task_locked
 from agents.main.forget_intent import ForgetIntent, forget_intent
 from agents.main.router import RouterResult, route_decide
@@ -42,6 +45,7 @@ from agents.models import (
     TaskKind,
     TaskStatus,
 )
+from agents.providers.router_scripted import media_kind
 from agents.services.card_actions import card_act, card_reply
 from agents.services.cards import card_open, card_resolve
 from agents.services.forgotten import Redactor
@@ -84,12 +88,12 @@ _TEXT = {
         "pt": "«{title}» foi cancelada; já não aceita mensagens. Comece uma nova tarefa para continuar.",
     },
     "artifact_deleted": {
-        "en": "“{title}” was deleted, so it cannot be changed. Nothing was sent.",
-        "fr": "« {title} » a été supprimé : impossible de le modifier. Rien n'a été envoyé.",
-        "es": "«{title}» se eliminó, así que no se puede cambiar. No se envió nada.",
-        "de": "„{title}“ wurde gelöscht und kann nicht mehr geändert werden. Nichts wurde gesendet.",
-        "it": "«{title}» è stato eliminato e non si può modificare. Non è stato inviato nulla.",
-        "pt": "«{title}» foi eliminado e não pode ser alterado. Nada foi enviado.",
+        "en": "“{title}” was deleted, so it can no longer be changed or used. Nothing was sent.",
+        "fr": "« {title} » a été supprimé : il ne peut plus être modifié ni utilisé. Rien n'a été envoyé.",
+        "es": "«{title}» se eliminó, así que ya no se puede cambiar ni usar. No se envió nada.",
+        "de": "„{title}“ wurde gelöscht und kann nicht mehr geändert oder verwendet werden. Nichts wurde gesendet.",
+        "it": "«{title}» è stato eliminato e non si può più modificare né usare. Non è stato inviato nulla.",
+        "pt": "«{title}» foi eliminado e já não pode ser alterado nem usado. Nada foi enviado.",
     },
     "card_closed": {
         "en": "This card is already {status}; nothing was sent.",
@@ -414,6 +418,7 @@ def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
     )
     decision, chars = result.decision, result.prompt_chars
     candidates = _considered(index)
+    first_refers = decision.refers_to_existing  # the second pass judges duplicates, not what the words name
 
     if decision.route == Route.NEW_TASK:
         duplicates = task_duplicates_find(workspace_id=workspace_id, text=message.text)
@@ -433,6 +438,25 @@ def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
     if decision.route == Route.FOLLOW_UP:
         chosen = _considered(index, [decision.task]) or [{"task": decision.task}]
         candidates = chosen + [c for c in candidates if c["task"] != decision.task]
+    about_existing = decision.route == Route.FOLLOW_UP or (
+        decision.route in (Route.NEW_TASK, Route.LIGHTWEIGHT) and first_refers
+    )
+    gone = _deleted_named(workspace_id, message.text) if about_existing else None
+    if gone is not None:
+        with transaction.atomic():
+            task = Task.objects.filter(pk=decision.task, workspace_id=workspace_id).first() if decision.task else None
+            return _record(
+                message,
+                route=decision.route,
+                task=task if decision.route == Route.FOLLOW_UP else None,
+                refusal="artifact_deleted",
+                reply=_say("artifact_deleted", message.language, title=gone.title),
+                candidates=candidates,
+                router=result,
+                router_chars=chars,
+            )
+
+    if decision.route == Route.FOLLOW_UP:
         return _deliver(
             message,
             task_id=decision.task,
@@ -467,6 +491,57 @@ def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
             router=result,
             router_chars=chars,
         )
+
+
+DELETED_SCAN = 50  # the most recently deleted artifacts a message is compared with
+
+
+def _artifact_words(text: str) -> set[str]:
+    """What names an artifact: its kinds of work in any language ("affiche" = "poster"), its numbers, and its
+    other content words (folded, plural cut)."""
+    named = set()
+    for word in words(text):
+        kind = media_kind(word)
+        if kind is not None:
+            named.add(f"kind:{kind}")
+        elif word.isdigit():
+            named.add(word)
+        elif word not in STOP_WORDS and len(word) > 1:
+            named.add(stem(word))
+    return named
+
+
+def _naming(title: str, said: set[str]) -> int:
+    """How many words of an artifact's title the message says; 0 unless it says enough of them to name it:
+    every number of the title ("poster 2" is not "poster 1"), at least two words, two thirds of the title."""
+    title_words = _artifact_words(title)
+    numbers = {w for w in title_words if w.isdigit()}
+    if not title_words or not numbers <= said:
+        return 0
+    hits = len(title_words & said)
+    return hits if hits >= 2 and 3 * hits >= 2 * len(title_words) else 0
+
+
+def _deleted_named(workspace_id: int, text: str) -> Artifact | None:
+    """The deleted artifact the message names, if it names one and no live artifact answers as well."""
+    deleted = list(
+        Artifact.objects.filter(workspace_id=workspace_id, deleted_at__isnull=False)
+        .order_by("-deleted_at", "-id")
+        .only("pk", "title", "kind")[:DELETED_SCAN]
+    )
+    if not deleted:
+        return None
+    said = _artifact_words(text)
+    scored = sorted(((_naming(a.title, said), a) for a in deleted), key=lambda item: -item[0])
+    best, artifact = scored[0]
+    if not best:
+        return None
+    # A live artifact of the same kind answering to as many of the words is what the person means.
+    live = Artifact.objects.filter(workspace_id=workspace_id, deleted_at__isnull=True, kind=artifact.kind)
+    for title in live.order_by("-updated_at", "-id").values_list("title", flat=True)[:DELETED_SCAN]:
+        if _naming(title, said) >= best:
+            return None
+    return artifact
 
 
 def _duplicate_entries(workspace_id: int, duplicates: list[tuple[int, float]]) -> list[dict]:

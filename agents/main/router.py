@@ -49,6 +49,11 @@ class RouterDecision(BaseModel):
     title: str | None = Field(default=None, max_length=200, description="lightweight / new_task: a short title.")
     reply: str | None = Field(default=None, max_length=4000, description="answer: Main's answer to the person.")
     reason: str | None = Field(default=None, max_length=500, description="One line: why.")
+    refers_to_existing: bool = Field(
+        default=False,
+        description="True when the message points at work that already exists: a change to it, or a new work "
+        "made from it (a video from a photo).",
+    )
 
     @model_validator(mode="after")
     def _route_needs_its_fields(self) -> "RouterDecision":
