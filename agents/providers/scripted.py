@@ -49,6 +49,7 @@ from agents.providers.task_requests import (
     Item,
     add_request,
     animate_phrases,
+    asks_length,
     change_requested,
     first_number,
     is_acknowledgement,
@@ -989,6 +990,8 @@ class _Planner:
                 effects.add(self.video_items(text, refs), w["adding_new"], self)
                 continue
             more = add_request(text, kind_word) if refs is None else None
+            if more is not None and more.kind is None and change_requested(text, kind_word, adding=False):
+                more = None  # "une autre version plus chaude": a change, not one more piece
             if more is not None:
                 self.more_items(effects, more, text)
                 continue
@@ -1111,10 +1114,15 @@ class _Planner:
         effects.add([(t, evidence) for t in titles], w["adding"].format(n=len(titles)), self)
 
     def own_subject(self, text: str) -> str:
-        """The subject a message names for added work, "" when it names only the kind or the count."""
+        """The subject a message names for added work ("two more posters *for the jazz night*"), "" when it names
+        only the kind or the count: a subject is introduced by a preposition, or it is none."""
         subject = request_subject(text, self.lang)
         terms = [t for t in content_terms(subject) if kind_word(t) is None and first_number(t) is None]
-        return subject if terms and not _names_a_kind(subject) else ""
+        if not terms or _names_a_kind(subject):
+            return ""
+        before = fold(text).split(fold(subject), 1)[0].split() if fold(subject) in fold(text) else []
+        introduced = any(w in PREPOSITIONS["en"] | PREPOSITIONS["fr"] for w in before[-3:])
+        return subject if introduced else ""
 
     def made(self) -> list[dict[str, Any]]:
         """Finished items with an artifact: what a change can make a new version of."""
@@ -1131,6 +1139,8 @@ class _Planner:
             not_made = [i for i in named if i not in made]
         else:
             kinds = {k for t in re.findall(r"[a-z0-9]+", fold(text)) if (k := kind_word(t)) is not None}
+            if not kinds and asks_length(text):
+                kinds = {"video"}  # "make it longer": only a video has a length
             targets = [i for i in made if self.kind_of_item(i) in kinds] or made
             not_made = []
         if not targets and not not_made:

@@ -93,7 +93,7 @@ MORE_PHRASES = re.compile(r"\b(?:de plus|en plus|de mieux)\b")
 ACK_WORDS = frozenset(
     """thanks thank thx ty cheers merci great perfect parfait parfaite ok okay oki okey k cool nice super
     awesome excellent good bon bien genial geniale top bravo wonderful lovely amazing fantastic brilliant
-    love adore like aime sounds looks fine nickel impeccable formidable magnifique beautiful beau belle superbe
+    love adore aime sounds looks fine nickel impeccable formidable magnifique beautiful beau belle superbe
     done fini finie termine terminee finished enough suffit alright yes yep yeah oui ouais parfaitement
     exactly exactement job travail glad ravi ravie content contente happy""".split()
 )
@@ -111,7 +111,7 @@ CHANGE_WORDS = frozenset(
     """warmer cooler colder brighter darker lighter bigger smaller larger longer shorter faster slower bolder
     softer sharper calmer louder quieter wider narrower taller thicker thinner richer deeper stronger redder
     bluer greener cleaner simpler busier punchier move moved moving shift shifted clair claire clairs claires
-    sombre sombres vif vive vives""".split()
+    sombre sombres vif vive vives dull bland boring flat washed terne ternes fade fades""".split()
 )
 CHANGE_STEMS = tuple(
     """warm recolo resiz reposition rotat saturat desaturat contrast tweak adjust modif improv rework revis
@@ -127,6 +127,11 @@ CHANGE_PHRASES = re.compile(
     r"tone (?:it |them )?down|turn (?:it |them )?(?:up|down))\b"
 )
 COMPARATIVES = frozenset("more less plus moins".split())
+# "too dark", "trop petit": what is wrong says what to change.
+TOO = re.compile(r"\b(?:too|trop|un peu trop|a bit too|way too)\s+[a-z]{3,}")
+# A length for work already made ("make the video 10 seconds"); with an indefinite article it is new work ("a
+# 10-second video").
+INDEFINITE_ARTICLE = re.compile(r"\b(?:a|an|another|une?|d'autres|des)\b")
 LONGER = re.compile(r"\b(?:longer|lengthen|extend|plus longs?|plus longues?|allonge|rallonge|prolonge)\w*")
 SHORTER = re.compile(r"\b(?:shorter|shorten|trim|plus courts?|plus courtes?|raccourc)\w*")
 DURATION = re.compile(r"\b(\d{1,3})\s*[- ]?(?:s|sec|secs|second|seconds|seconde|secondes)\b")
@@ -272,15 +277,18 @@ def _more_near(words: list[str], j: int, folded: str) -> bool:
     return words[j + 1 : j + 3] in (["de", "plus"], ["en", "plus"])
 
 
-def change_requested(text: str, kind_of: KindOf) -> bool:
-    """A change to finished work, said as an order or asked as a question (see the module docstring)."""
+def change_requested(text: str, kind_of: KindOf, *, adding: bool = True) -> bool:
+    """A change to finished work, said as an order or asked as a question (see the module docstring). With
+    `adding` False, "add" alone does not count ("add 2 more" is more work, "add a border" a change)."""
     folded = _without_closings(_folded(text))
-    if CHANGE_PHRASES.search(folded) or LONGER.search(folded) or SHORTER.search(folded):
+    if CHANGE_PHRASES.search(folded) or LONGER.search(folded) or SHORTER.search(folded) or TOO.search(folded):
+        return True
+    if DURATION.search(folded) and not INDEFINITE_ARTICLE.search(folded):
         return True
     words = _tokens(folded)
     negated = any(t in NEGATIONS for t in words)
     for j, word in enumerate(words):
-        if word in CHANGE_WORDS or word.startswith(CHANGE_STEMS) or word in ADD_VERBS:
+        if word in CHANGE_WORDS or word.startswith(CHANGE_STEMS) or (adding and word in ADD_VERBS):
             return True
         near = [*words[max(0, j - 1) : j], *words[j + 1 : j + 3]]
         if word in COMPARATIVES and not negated and any(_says_what(t, kind_of) for t in near):
@@ -349,10 +357,14 @@ def item_references(text: str, items: Sequence[Item], kind_of: KindOf) -> Select
             found = True
             chosen += space[:count] if word in FIRST else space[-count:]
         elif (n := _ordinal(word)) is not None:
-            if after in UNITS or _number(before) is not None or (word == "second" and before in ("a", "one")):
-                continue
+            measured = _number(before) is not None or (before == "-" and j > 1 and _number(words[j - 2]) is not None)
+            if after in UNITS or measured or (word == "second" and before in ("a", "one")):
+                continue  # "10 second video", "a 10-second clip", "wait a second"
             found = True
             pick(n, word)
+        elif word in ("la", "le") and _bare_number(words, j, kind_of):
+            found = True
+            pick(_number(after) or 0, f"{word} {after}")
         elif kind_of(word) is not None or word in ITEM_WORDS or word in NUMBER_WORDS or word.startswith("#"):
             numbers, end = _numbers_after(words, j)
             if not numbers:
@@ -373,6 +385,16 @@ def item_references(text: str, items: Sequence[Item], kind_of: KindOf) -> Select
         return None
     positions = sorted({i.position for i in chosen})
     return Selection(positions, missing)
+
+
+def _bare_number(words: list[str], j: int, kind_of: KindOf) -> bool:
+    """ "la 2", "le 3": in French a definite article before a bare number names the item of that number (a count
+    stands before a noun: "les 2 affiches")."""
+    after = words[j + 1 : j + 3]
+    if not after or not after[0].isdigit():
+        return False
+    nxt = after[1] if len(after) > 1 else ""
+    return not (nxt in UNITS or nxt in MORE_WORDS or kind_of(nxt) is not None)
 
 
 def _penultimate(words: list[str], j: int) -> bool:
@@ -456,6 +478,12 @@ def seconds_wanted(text: str, current: int | None) -> int | None:
     if SHORTER.search(folded):
         return max(1, current // 2)
     return current
+
+
+def asks_length(text: str) -> bool:
+    """Whether a change is about a length ("longer", "plus courte", "10 seconds"): only timed work has one."""
+    folded = _folded(text)
+    return bool(LONGER.search(folded) or SHORTER.search(folded) or DURATION.search(folded))
 
 
 def first_number(text: str) -> int | None:

@@ -79,6 +79,10 @@ REFERENCES = [
     ("en", "Move the text on poster #1", [1]),
     ("en", "Make the posters from last week warmer and move the text", [1, 2, 3]),
     ("en", "Make them warmer", [1, 2, 3]),
+    ("en", "I'd like poster 3 in blue", [3]),
+    ("en", "Poster 3 is too dark", [3]),
+    ("en", "The colours are a bit dull", [1, 2, 3]),
+    ("en", "Regenerate the last one", [3]),
     ("fr", "Rends l'affiche 2 plus chaude", [2]),
     ("fr", "La dernière est trop sombre, éclaircis-la", [3]),
     ("fr", "Rends les deux premières plus chaudes", [1, 2]),
@@ -86,6 +90,9 @@ REFERENCES = [
     ("fr", "Déplace le texte de l'avant-dernière", [2]),
     ("fr", "Peux-tu changer le fond de la deuxième affiche ?", [2]),
     ("fr", "Rends les affiches de la semaine dernière plus chaudes", [1, 2, 3]),
+    ("fr", "Tu peux refaire la 2 ?", [2]),
+    ("fr", "Fais-en une autre version plus chaude", [1, 2, 3]),
+    ("fr", "La troisième en bleu", [3]),
 ]
 
 
@@ -107,6 +114,8 @@ def test_it_reopens_only_the_items_a_revision_names(language, message, positions
         ("Make the last poster warmer", [3]),
         ("Make the posters warmer", [2, 3]),  # the posters only, not the video
         ("Make the video longer", [1]),
+        ("Make it longer", [1]),  # only the video has a length
+        ("Make the video 8 seconds", [1]),
     ],
 )
 def test_it_counts_an_index_among_the_items_of_the_kind_named(message, positions):
@@ -165,11 +174,13 @@ def test_it_takes_a_question_about_finished_work_as_a_revision(language, message
         ("en", "Could you add 2 more?", ["Poster 4 — brand", "Poster 5 — brand"]),
         ("en", "One more please", ["Poster 4 — brand"]),
         ("en", "Another poster, please", ["Poster 4 — brand"]),
+        ("en", "I need another one", ["Poster 4 — brand"]),
         ("en", "Add three more posters for the jazz night", [f"Poster {n} — jazz night" for n in (4, 5, 6)]),
         ("fr", "ajoute deux affiches", ["Affiche 4 — marque", "Affiche 5 — marque"]),
         ("fr", "Deux affiches de plus, merci", ["Affiche 4 — marque", "Affiche 5 — marque"]),
         ("fr", "Encore une affiche", ["Affiche 4 — marque"]),
         ("fr", "Une autre, s'il te plaît", ["Affiche 4 — marque"]),
+        ("fr", "Fais-en deux autres", ["Affiche 4 — marque", "Affiche 5 — marque"]),
     ],
 )
 def test_it_adds_the_items_asked_for(language, message, titles):
@@ -327,6 +338,14 @@ def test_it_reads_animation_words_as_video(language, brief):
     # one item, titled with the person's own word for it ("Clip — cat") or the kind's ("Video — cat")
     [title] = items_from_brief(brief, language)
     assert classify(title).kind == "video"
+
+
+def test_it_adds_new_work_of_another_kind_to_a_task():
+    # "a 10-second video" is new work; "the video 10 seconds" would be a change to the one made
+    response = _says("Make a 10-second video of the dog", checklist=MIXED)
+    assert _added(response) == ["Video — dog"] and _reopened(response) == []
+    response = _says("I'd also like a logo for the festival")
+    assert _added(response) == ["Logo — festival"] and _reopened(response) == []
 
 
 def test_it_says_bring_to_life_and_make_it_move_as_animate():
