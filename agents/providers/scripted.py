@@ -11,16 +11,32 @@ What it does, in order, at each step:
    of the old goal are skipped saying why, finished ones stay as they are, items in progress finish, and the new
    brief's items are planned after them. Added detail ("make the text bigger") is not a new goal: see 3b.
 2. No checklist yet → derive items from the brief (a counted series, a numbered or bulleted list, a short
-   "a, b and c" list, else one item) and call `read_task_state` + `update_checklist`.
+   "a, b and c" list, else one item) and call `read_task_state` + `update_checklist`. A series with no number
+   ("a series of retro brand posters", "une série d'affiches", "some posters") is asked about first on a choice
+   card (3 / 5 / another number, then typed); the answer plans that many. With nobody to ask, or no number in the
+   answer, it makes 3 and says so.
 3. Generation results from the previous step → mark items whose artifact already exists as done, otherwise
    report what was submitted or failed and stop (the runtime suspends for jobs; a failed paid action is
    never retried behind the person's back).
-3b. A new message asking to change finished work ("make the posters warmer") → reopen the finished items with
-   the change as their evidence; their new versions are made as the next steps.
+3b. New messages in a planned task, each read on its own (agents/providers/task_requests.py):
+   - new work ("Also animate the photo of my cat", "I'd like a logo too") → new items, the message kept as their
+     context; "animate", "bring to life", "make it move", "clip", "vidéo", "animation" are video work, starting
+     from the image the message names: an item of the task ("animate poster 2", "make it move") or a photo,
+     looked up with `search_assets` (by meaning: "la photo de chat d'hier" finds "Cat photo");
+   - more of the same ("Add two more posters", "ajoute deux affiches", "one more") → that many new items titled
+     like the others ("Poster 4 — brand"); a plural with no number is asked about on a card;
+   - a change to finished work, ordered or asked ("Make poster 2 warmer", "Could you warm up the colours on those
+     posters?") → only the items it names ("poster 2", "the last one", "the first two", "all of them",
+     "l'affiche 2", "la dernière", "toutes"; else every finished item of the kind it names) are reopened with the
+     change as their evidence, and their new versions are made as the next steps;
+   - thanks and closings ("Thanks, nothing more to do", "merci c'est parfait") → a short answer, no tool call.
 4. Items in progress whose artifact has landed since (a job finished between turns; the checklist state may
    carry each item's `artifacts`) → mark them done.
 5. Pending items whose kind (STRATEGIES below) has a visible tool → mark them in progress, then call the
-   tool for each. A kind whose tool is not visible → `load_tools` for its domain once.
+   tool for each. A kind whose tool is not visible → `load_tools` for its domain once. Before that, what a model
+   would look up: the photo a video starts from (`search_assets`; not found → the recent images, and the person
+   chooses on a card), and what a video to revise was made from (`read_artifact`: its source image and length,
+   kept in its new version unless the change says "longer", "shorter" or a length).
 6. Prose (a description, an email, a slogan, a summary…) is not something rules can write. The planner says
    so at once on a card (`ask_user`): writing needs a model profile, here is how to set one, and meanwhile it
    can make a skeleton document with the brief's headings. Choosing the skeleton makes a real document (the
