@@ -18,6 +18,7 @@ from django.db.models.signals import post_save
 from agents.models import Task
 from agents.providers import flow_nodes
 from agents.services import memory_feed
+from agents.services.embedding_endpoint import embedding_endpoint
 from agents.services.task_index import on_task_saved, task_index_forget
 from agents.services.wakeups import task_job_settled, task_spending_approved
 from billing.domain_events import APPROVAL_GRANTED
@@ -25,6 +26,7 @@ from billing.scopes import scope_resolver_install
 from lomote.kernel import domain_events
 from memory.domain_events import MEMORY_FORGOTTEN, extractor_install
 from workspace.domain_events import JOB_SETTLED, text_hooks_install
+from workspace.search import endpoint_resolver_install
 
 
 def on_job_settled(*, job_id: int, task_id: int | None = None, **_) -> None:
@@ -51,6 +53,7 @@ def goal_scope(task_id: int) -> str | None:
 def install() -> None:
     # Billing binds approvals to this scope: a changed goal asks for spending again (DESIGN §11).
     scope_resolver_install(goal_scope)
+    endpoint_resolver_install(embedding_endpoint)  # workspace search embeds with the profile's embedding model
     domain_events.subscribe(JOB_SETTLED)(on_job_settled)
     domain_events.subscribe(APPROVAL_GRANTED)(on_approval_granted)
     # A Django signal, kept deliberately: it follows every save of those fields, the admin's included, and

@@ -501,9 +501,8 @@ class Embedding(models.Model):
                 fields=["workspace", "kind", "object_id", "model_id"], name="embedding_unique_object_model"
             )
         ]
-        indexes = [
-            models.Index(fields=["workspace", "kind", "model_id", "-updated_at"], name="embedding_scan"),
-        ]
+        # No other index: every read names its objects, and this constraint's index (workspace, kind, object)
+        # is what PostgreSQL must use for them; an index led by the model made it scan a workspace per object.
 
     def __str__(self) -> str:
         return f"{self.kind} {self.object_id} under {self.model_id}"

@@ -1,4 +1,5 @@
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from workspace.models import (
     Workspace,
     role_at_least,
 )
+from workspace.search import artifact_search_meaning
 
 Principal = AbstractBaseUser | ApiKeyPrincipal
 
@@ -114,6 +116,7 @@ def event_list_after(*, workspace_id: int, after: int, limit: int) -> list[Event
 ARTIFACT_SEARCH_MAX_LIMIT = 50
 ARTIFACT_SEARCH_MAX_TERMS = 8
 _JSON_LIST_PUNCTUATION = frozenset("[],")
+_WORD = re.compile(r"[^\W_]", re.UNICODE)  # a query of punctuation alone means nothing to search by meaning
 
 
 def artifact_list(*, workspace_id: int) -> QuerySet[Artifact]:
@@ -156,9 +159,12 @@ def _json_text_needle(term: str) -> str:
 def artifact_search(
     *, workspace_id: int, query: str, kinds: Iterable[str] | None = None, limit: int = 20
 ) -> list[Artifact]:
-    """Live artifacts whose title, description or tags contain every word of `query`, ignoring case.
+    """Live artifacts whose title, description or tags contain every word of `query`, ignoring case; when none
+    does, the artifacts closest in meaning to it (workspace.search: "la photo de chat d'hier", "the photo of my
+    cat" → "Cat photo"), best first.
 
-    An empty query lists the most recent artifacts. SQLite folds case for ASCII letters only.
+    Words the person typed win when they name artifacts; meaning answers paraphrases and other languages. An
+    empty query lists the most recent artifacts. SQLite folds case for ASCII letters only.
     """
     artifacts = artifact_list(workspace_id=workspace_id)
     if kinds:
@@ -175,7 +181,11 @@ def artifact_search(
             matches |= Q(tags__icontains=_json_text_needle(term))
         artifacts = artifacts.filter(matches)
     limit = max(1, min(int(limit), ARTIFACT_SEARCH_MAX_LIMIT))
-    return list(artifacts[:limit])
+    found = list(artifacts[:limit])
+    if found or not _WORD.search(query or ""):
+        return found
+    meaning = artifact_search_meaning(workspace_id=workspace_id, text=query, kinds=kinds, limit=limit)
+    return [artifact for artifact, _ in meaning]
 
 
 # --- generation jobs -----------------------------------------------------------------------------------------

@@ -45,6 +45,9 @@ ALLOWED_PARAMS = frozenset(
         "prompt_cache_key",
     }
 )
+# Profile settings read by other parts and never sent to the chat endpoint: the embedding model of workspace
+# search (agents/services/embedding_endpoint.py).
+NOT_SENT_PARAMS = frozenset({"embedding_model"})
 # Local servers (Ollama, llama.cpp) need no key but the SDK insists on one; never fall back to OPENAI_API_KEY.
 KEYLESS_PLACEHOLDER = "no-key"  # noqa: S105 - a placeholder, not a credential
 MAX_SERVER_MESSAGE = 300
@@ -83,7 +86,8 @@ class OpenAICompatProvider:
             )
         params = {**self.params, **(request.params or {})}
         self._check_params(params)
-        kwargs: dict[str, Any] = {"model": self.model, "messages": request.messages, **params}
+        sent = {name: value for name, value in params.items() if name not in NOT_SENT_PARAMS}
+        kwargs: dict[str, Any] = {"model": self.model, "messages": request.messages, **sent}
         if request.tools:
             kwargs["tools"] = [tool.as_openai() for tool in request.tools]
             kwargs["tool_choice"] = "auto"
@@ -133,7 +137,7 @@ class OpenAICompatProvider:
 
     @staticmethod
     def _check_params(params: dict) -> None:
-        unknown = sorted(set(params) - ALLOWED_PARAMS)
+        unknown = sorted(set(params) - ALLOWED_PARAMS - NOT_SENT_PARAMS)
         if unknown:
             raise ModelConfigError(
                 f"Unsupported model parameters: {', '.join(unknown)}.",

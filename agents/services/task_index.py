@@ -1,23 +1,22 @@
 """The Router's bounded view of a workspace's tasks (DESIGN §2, seed §3.1).
 
 The Router never reads every task. It gets an index of at most RECENT_K + CANDIDATES_M entries: the tasks
-most recently active, plus candidates for older work found by keyword search and by vector similarity over
-task documents (title, brief, summary). Each entry is cut to fixed field lengths, so the rendered prompt is
-bounded whatever the number of tasks; a growing workspace widens the search, not the context.
+most recently active, plus candidates for older work found by keyword search and by semantic search over task
+texts (title, brief, summary). Each entry is cut to fixed field lengths, so the rendered prompt is bounded
+whatever the number of tasks; a growing workspace widens the search, not the context.
 
-The vectors are LEXICAL, not semantic: feature hashing of words, word pairs and character n-grams into 256
-signed buckets, L2-normalised (no model may be downloaded). They find tasks sharing words and word pieces
-("affiches" ~ "affiche", "poster" ~ "posters"); they do not know that "poster" and "flyer" are related.
-Similarity is computed by the database — in SQL over `real[]` on PostgreSQL, by a registered function on
-SQLite — ordered and limited there, so only the top rows ever reach Python. The search is exact (every task
-of the workspace is scored; about 40 ms for 20,000 tasks on PostgreSQL), not an approximate index.
+Semantic search is workspace.search: the workspace's embedding endpoint if its profile sets one, else the
+offline multilingual sentence encoder, else a lexical fingerprint — so "affiches rétro pour le café" finds the
+task "Retro posters for the coffee shop". One query reads the SEMANTIC_SCAN most recently changed tasks with
+their stored vectors; numpy scores them. Similarities are on search's common scale (0 unrelated … 1 same
+meaning) whatever the model. Keyword search stays in SQL over every task (the TaskEmbedding rows' documents).
 
-Reads are scoped to one workspace; the write here (`task_embedding_refresh`) keeps each task's row current
-when its title, brief or summary change (a post_save receiver registered in AgentsConfig.ready()).
+Reads are scoped to one workspace. Writes (`task_embeddings_refresh`) follow a task's title, brief or summary
+(a post_save receiver registered in agents/subscribers.py): its keyword row in the same transaction, its
+vectors after the commit (outdated ones are deleted in the transaction). What a person asked to forget is left
+out of both.
 """
 
-import hashlib
-import json
 import math
 import operator
 from collections.abc import Iterable
@@ -27,25 +26,38 @@ from functools import reduce
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db import connection
-from django.db.models import Count, F, FloatField, IntegerField, OuterRef, Q, Subquery, Value, Window
-from django.db.models.expressions import Case, RawSQL, When
+from django.db.models import Count, F, FloatField, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, Window
+from django.db.models.expressions import Case, When
 from django.db.models.functions import Coalesce, RowNumber
 
 from agents.language import content_terms, fold
 from agents.models import ChecklistItem, ChecklistStatus, Task, TaskEmbedding, TaskStatus
 from agents.services.forgotten import Redactor, without_forgotten
 from workspace.models import GenerationJob
+from workspace.search import (
+    Hit,
+    Query,
+    Source,
+    embeddings_update,
+    hash_subquery,
+    query_embed,
+    reembed,
+    score_rows,
+    source_register,
+)
+from workspace.search.lexical import hashed_vector
 from workspace.selectors import artifact_list
 
+TASK = "task"  # the kind of the tasks' rows in workspace search
 RECENT_K = 12  # most recently active tasks, always shown
-CANDIDATES_M = 8  # older tasks found by keyword or vector search
+CANDIDATES_M = 8  # older tasks found by keyword or semantic search
+SEMANTIC_SCAN = 5000  # most recently changed tasks scored by one semantic search (keyword search covers all)
 DUPLICATE_SCAN = 50  # in-progress tasks compared before a persistent task is created
-DUPLICATE_THRESHOLD = 0.6  # cosine at or above which a new request looks like an existing task
 DUPLICATES_SHOWN = 3
-DIMENSIONS = 256
+DIMENSIONS = 256  # of the keyword rows' lexical fingerprint (TaskEmbedding.vector)
 ARTIFACTS_PER_TASK = 3
 MAX_QUERY_TERMS = 12
-SHOWN_SIMILARITY = 0.1  # below this, lexical similarity is noise and is not shown to the Router
+SHOWN_SIMILARITY = 0.1  # below this, similarity is noise and is not shown to the Router
 DOCUMENT_CHARS = 4000
 
 # Field lengths in the rendered index: what bounds the Router's prompt.
@@ -55,38 +67,14 @@ IN_PROGRESS = (TaskStatus.IDLE, TaskStatus.ACTIVE, TaskStatus.WAITING, TaskStatu
 CONTENT_FIELDS = frozenset({"title", "brief", "summary"})
 
 
-# --- the lexical embedding --------------------------------------------------------------------------------
-
-
-def _bucket(feature: str) -> tuple[int, float]:
-    """A stable bucket and sign for a feature (Python's hash() is salted per process, so not that)."""
-    digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
-    return digest % DIMENSIONS, 1.0 if (digest >> 32) & 1 else -1.0
+# --- what is indexed --------------------------------------------------------------------------------------
 
 
 def embed(text: str) -> list[float]:
-    """The lexical vector of `text`: hashed words, word pairs and character 3/4-grams, L2-normalised.
+    """The lexical fingerprint of `text` (workspace/search/lexical.py over its content words), L2-normalised.
 
-    Character n-grams make word forms overlap ("warm"/"warmer", "affiche"/"affiches") and each word's grams
-    share one unit of weight, so a long word counts no more than a short one. Empty text gives zeros.
-    """
-    vector = [0.0] * DIMENSIONS
-    terms = content_terms(text[:DOCUMENT_CHARS])
-
-    def add(feature: str, weight: float) -> None:
-        index, sign = _bucket(feature)
-        vector[index] += sign * weight
-
-    for term in terms:
-        add("w:" + term, 1.0)
-        padded = f"#{term}#"
-        grams = [padded[i : i + n] for n in (3, 4) for i in range(len(padded) - n + 1)]
-        for gram in grams:
-            add("c:" + gram, 1.0 / math.sqrt(len(grams)))
-    for first, second in zip(terms, terms[1:], strict=False):
-        add(f"b:{first} {second}", 0.5)
-    norm = math.sqrt(sum(x * x for x in vector))
-    return [round(x / norm, 6) for x in vector] if norm else vector
+    Stored in TaskEmbedding.vector beside the keyword document. Empty text gives zeros."""
+    return hashed_vector(content_terms(text[:DOCUMENT_CHARS]))
 
 
 def cosine(a: list[float], b: list[float]) -> float:
@@ -94,25 +82,50 @@ def cosine(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
+def task_text(task: Task) -> str:
+    """What semantic search reads about a task: its title, brief and summary as written (accents kept)."""
+    return "\n".join(part for part in (task.title, task.brief, task.summary) if part)[:DOCUMENT_CHARS]
+
+
 def task_document(task: Task) -> str:
-    """What search reads about a task: its title, brief and summary, folded (lower case, no accents)."""
-    return fold("\n".join(part for part in (task.title, task.brief, task.summary) if part))[:DOCUMENT_CHARS]
+    """What keyword search reads about a task: its text, folded (lower case, no accents)."""
+    return fold(task_text(task))
+
+
+def _task_texts(workspace_id: int, ids: list[int]) -> dict[int, str]:
+    """The search source of tasks: their texts without what the person asked to forget."""
+    tasks = Task.objects.filter(workspace_id=workspace_id, pk__in=ids).only("pk", "title", "brief", "summary")
+    redact = Redactor(workspace_id).refresh()
+    return {task.pk: without_forgotten(task_text(task), redact) for task in tasks}
+
+
+def _task_ids(workspace_id: int) -> Iterable[int]:
+    return (
+        Task.objects.filter(workspace_id=workspace_id).order_by("-updated_at", "-id").values_list("pk", flat=True)
+    ).iterator()
+
+
+source_register(TASK, Source(texts=_task_texts, ids=_task_ids))
 
 
 def task_embeddings_refresh(*, tasks: Iterable[Task]) -> int:
-    """Write (insert or replace) the search rows of these tasks in one statement. Returns how many."""
+    """Write (insert or replace) the keyword rows of these tasks in one statement, and have their vectors follow
+    (outdated ones deleted now, new ones computed after the commit). Returns how many tasks."""
     tasks = list(tasks)
     # What a person asked to forget is never searchable again (agents/services/forgotten.py).
     redactors = {ws: Redactor(ws).refresh() for ws in {t.workspace_id for t in tasks}}
-    documents = [without_forgotten(task_document(t), redactors[t.workspace_id]) for t in tasks]
+    texts = [without_forgotten(task_text(t), redactors[t.workspace_id]) for t in tasks]
     rows = [
-        TaskEmbedding(task_id=t.pk, workspace_id=t.workspace_id, document=document, vector=embed(document))
-        for t, document in zip(tasks, documents, strict=True)
+        TaskEmbedding(task_id=t.pk, workspace_id=t.workspace_id, document=fold(text), vector=embed(fold(text)))
+        for t, text in zip(tasks, texts, strict=True)
     ]
     if rows:
         TaskEmbedding.objects.bulk_create(
             rows, update_conflicts=True, unique_fields=["task"], update_fields=["document", "vector", "updated_at"]
         )
+    for workspace_id in redactors:
+        mine = {t.pk: text for t, text in zip(tasks, texts, strict=True) if t.workspace_id == workspace_id}
+        embeddings_update(workspace_id=workspace_id, kind=TASK, texts=mine)
     return len(rows)
 
 
@@ -121,7 +134,9 @@ def task_embedding_refresh(*, task: Task) -> None:
 
 
 def task_embeddings_backfill(*, workspace_id: int | None = None, batch: int = 500) -> int:
-    """Give every task without a search row one, `batch` at a time (tasks made by bulk_create, old data)."""
+    """Give every task its search rows: keyword rows for tasks without one, `batch` at a time (tasks made by
+    bulk_create, old data), then vectors under the workspace's current model for every task lacking one.
+    Returns how many keyword rows were written."""
     done = 0
     while True:
         missing = Task.objects.filter(embedding__isnull=True).order_by("pk")
@@ -129,12 +144,15 @@ def task_embeddings_backfill(*, workspace_id: int | None = None, batch: int = 50
             missing = missing.filter(workspace_id=workspace_id)
         chunk = list(missing.only("pk", "workspace_id", "title", "brief", "summary")[:batch])
         if not chunk:
-            return done
+            break
         done += task_embeddings_refresh(tasks=chunk)
+    workspaces = [workspace_id] if workspace_id is not None else None
+    reembed(workspace_ids=workspaces, kinds=[TASK], batch=batch)
+    return done
 
 
 def on_task_saved(sender, instance: Task, created: bool, update_fields=None, raw: bool = False, **kwargs) -> None:
-    """post_save of Task: refresh its search row when what it is about may have changed.
+    """post_save of Task: refresh its search rows when what it is about may have changed.
 
     Saves naming only other fields (status moves in the runtime's hot path) cost nothing here. Writes through
     `QuerySet.update()` send no signal: code changing a title or summary that way calls the refresh itself.
@@ -233,73 +251,53 @@ def task_search_keyword(
     return [(i, r) for i, r in ranked if i in alive][:limit]
 
 
-def _sqlite_dot(stored: str, sparse: str) -> float:
-    vector = json.loads(stored)
-    return sum(vector[i] * value for i, value in json.loads(sparse))
+def _scan(query: Query, tasks: QuerySet[Task], *, limit: int = SEMANTIC_SCAN) -> dict[int, Hit]:
+    """Score the first `limit` of `tasks` (most recently changed first) against `query`: one query lists them
+    with their rows' text hashes, the vectors come from search's cache (or one more read for those it lacks).
+
+    Tasks without a vector under the query's model (new, bulk-created, or indexed under another model) are
+    embedded on the spot by workspace search, a bounded number per call."""
+    hashes = hash_subquery(workspace_id=query.workspace_id, kind=TASK, model_id=query.model_id)
+    rows = tasks.order_by("-updated_at", "-id").annotate(stored_hash=hashes).values_list("pk", "stored_hash")
+    return score_rows(query=query, kind=TASK, rows=list(rows[:limit]))
 
 
-def _similarity_sql(vector: list[float]) -> RawSQL:
-    """The database computes each row's dot product with `vector` (cosine: both are unit length).
-
-    Only the message's non-zero buckets enter the expression (a short message fills a few dozen of 256), as
-    plain arithmetic on array elements: 25 times faster on PostgreSQL than unnesting every row's array.
-    """
-    column = f'"{TaskEmbedding._meta.db_table}"."vector"'
-    sparse = [(i, value) for i, value in enumerate(vector) if value]
-    if connection.vendor == "postgresql":
-        terms = " + ".join(f"{column}[%s] * %s" for _ in sparse)  # PostgreSQL arrays count from 1
-        return RawSQL(f"({terms})", [p for i, value in sparse for p in (i + 1, value)])  # noqa: S611 - column from model meta
-    connection.ensure_connection()
-    connection.connection.create_function("lomote_dot", 2, _sqlite_dot, deterministic=True)
-    return RawSQL(f"lomote_dot({column}, %s)", (json.dumps(sparse),))  # noqa: S611 - column from model meta
+def _best(scored: dict[int, Hit], *, limit: int, exclude: Iterable[int] = (), threshold: float = 0.0):
+    excluded = set(exclude)
+    hits = [h for h in scored.values() if h.object_id not in excluded and h.score > 0 and h.score >= threshold]
+    hits.sort(key=lambda h: (-h.score, -h.object_id))
+    return [(h.object_id, h.score) for h in hits[:limit]]
 
 
 def task_search_similar(
     *, workspace_id: int, text: str, limit: int = CANDIDATES_M, exclude: Iterable[int] = ()
 ) -> list[tuple[int, float]]:
-    """Tasks whose documents are lexically closest to `text`: (task id, cosine) best first, cosine > 0.
+    """Tasks closest in meaning to `text`: (task id, similarity 0…1) best first, similarity > 0.
 
-    Exact search: the database scores every task of the workspace and returns the top `limit` rows.
-    """
-    vector = embed(text)
-    if not any(vector):
+    Scores the SEMANTIC_SCAN most recently changed tasks of the workspace (all of them below that size)."""
+    query = query_embed(workspace_id=workspace_id, text=text)
+    if query.empty:
         return []
-    rows = (
-        TaskEmbedding.objects.filter(workspace_id=workspace_id)
-        .exclude(task_id__in=list(exclude))
-        .annotate(similarity=_similarity_sql(vector))
-        .filter(similarity__gt=0)
-        .order_by("-similarity", "-task_id")
-        .values_list("task_id", "similarity")[:limit]
-    )
-    return [(task_id, float(similarity)) for task_id, similarity in rows]
+    exclude = list(exclude)
+    tasks = Task.objects.filter(workspace_id=workspace_id).exclude(pk__in=exclude)
+    return _best(_scan(query, tasks), limit=limit)
 
 
 def task_duplicates_find(
-    *, workspace_id: int, text: str, threshold: float = DUPLICATE_THRESHOLD, limit: int = DUPLICATES_SHOWN
+    *, workspace_id: int, text: str, threshold: float | None = None, limit: int = DUPLICATES_SHOWN
 ) -> list[tuple[int, float]]:
-    """In-progress tasks that look like the same goal as `text`: (task id, cosine ≥ threshold) closest first.
+    """In-progress tasks that look like the same goal as `text`: (task id, similarity ≥ threshold) closest first.
 
     Only the DUPLICATE_SCAN most recently active in-progress tasks are compared (seed §3.1): a goal the
-    person left long ago is found by the index's search instead, and the cost stays fixed.
+    person left long ago is found by the index's search instead, and the cost stays fixed. The threshold is
+    the embedding model's own (`Embedder.duplicate`) unless given.
     """
-    vector = embed(text)
-    if not any(vector):
+    query = query_embed(workspace_id=workspace_id, text=text)
+    if query.empty:
         return []
-    recent = (
-        Task.objects.filter(workspace_id=workspace_id, status__in=IN_PROGRESS, archived_at__isnull=True)
-        .order_by("-updated_at", "-id")
-        .values_list("pk", flat=True)[:DUPLICATE_SCAN]
-    )
-    tasks = Task.objects.filter(pk__in=list(recent)).select_related("embedding")
-    scored = []
-    for task in tasks:
-        stored = getattr(task, "embedding", None)
-        other = stored.vector if stored is not None else embed(task_document(task))
-        similarity = cosine(vector, other)
-        if similarity >= threshold:
-            scored.append((task.pk, similarity))
-    return sorted(scored, key=lambda item: (-item[1], -item[0]))[:limit]
+    threshold = query.embedder.duplicate if threshold is None else threshold
+    tasks = Task.objects.filter(workspace_id=workspace_id, status__in=IN_PROGRESS, archived_at__isnull=True)
+    return _best(_scan(query, tasks, limit=DUPLICATE_SCAN), limit=limit, threshold=threshold)
 
 
 # --- the index --------------------------------------------------------------------------------------------
@@ -323,7 +321,7 @@ class IndexEntry:
     last_activity: datetime
     archived: bool
     found_by: list[str] = field(default_factory=list)  # recent, keyword, vector
-    similarity: float = 0.0  # lexical cosine with the message
+    similarity: float = 0.0  # semantic similarity with the message: 0 unrelated … 1 same meaning (any model)
 
     def as_prompt(self) -> dict:
         """The entry as the Router reads it; every field is cut to a fixed length."""
@@ -432,8 +430,9 @@ def task_index_get(*, workspace_id: int, text: str) -> TaskIndex:
     """The bounded index the Router reads for `text`: recent tasks first, then search candidates by score.
 
     At most RECENT_K + CANDIDATES_M entries whatever the number of tasks. Recent = the most recently changed
-    tasks that are neither archived nor cancelled. Candidates = the best of keyword and vector search among
+    tasks that are neither archived nor cancelled. Candidates = the best of keyword and semantic search among
     the others (archived ones included, marked: the person may be pointing at one, and must then be told).
+    Every entry carries its semantic similarity with `text` (0 unrelated … 1 same meaning).
     """
     recent = list(
         Task.objects.filter(workspace_id=workspace_id, archived_at__isnull=True)
@@ -442,7 +441,10 @@ def task_index_get(*, workspace_id: int, text: str) -> TaskIndex:
         .values_list("pk", flat=True)[:RECENT_K]
     )
     keyword = task_search_keyword(workspace_id=workspace_id, text=text, limit=CANDIDATES_M, exclude=recent)
-    similar = task_search_similar(workspace_id=workspace_id, text=text, limit=CANDIDATES_M, exclude=recent)
+    # One semantic scan scores the recent tasks too: their similarity is shown in the index.
+    query = query_embed(workspace_id=workspace_id, text=text)
+    scored = {} if query.empty else _scan(query, Task.objects.filter(workspace_id=workspace_id))
+    similar = _best(scored, limit=CANDIDATES_M, exclude=recent)
     # Merge the two lists by their normalised scores; a task found by both comes first.
     top_rank = max((rank for _, rank in keyword), default=0.0) or 1.0
     merged: dict[int, float] = {}
@@ -469,13 +471,15 @@ def task_index_get(*, workspace_id: int, text: str) -> TaskIndex:
     if missing:  # made without the receiver (bulk_create, old rows): index them now, it is at most 20 rows
         task_embeddings_refresh(tasks=missing)
     refs = task_artifacts_recent(workspace_id=workspace_id, task_ids=list(tasks))
-    message_vector = embed(text)
+    unscored = [task_id for task_id in tasks if task_id not in scored]
+    if unscored and not query.empty:  # keyword finds older than the semantic scan reaches: score those few
+        scored.update(_scan(query, Task.objects.filter(workspace_id=workspace_id, pk__in=unscored)))
     entries = []
     for task_id in ids:
         task = tasks.get(task_id)
         if task is None:
             continue
-        vector = task.embedding.vector if hasattr(task, "embedding") else embed(task_document(task))
+        hit = scored.get(task.pk)
         entries.append(
             IndexEntry(
                 id=task.pk,
@@ -489,19 +493,19 @@ def task_index_get(*, workspace_id: int, text: str) -> TaskIndex:
                 last_activity=task.updated_at,
                 archived=task.is_archived,
                 found_by=found_by.get(task.pk, []),
-                similarity=cosine(message_vector, vector) if any(message_vector) else 0.0,
+                similarity=hit.score if hit is not None else 0.0,
             )
         )
     return TaskIndex(entries=entries)
 
 
 def task_index_forget(*, workspace_id: int) -> int:
-    """After a forget: rewrite the search rows of the workspace's tasks that carried what was forgotten."""
+    """After a forget: rewrite the search rows of the workspace's tasks that carried what was forgotten (their
+    vectors made from it are deleted in the forget's transaction, and redone without it after the commit)."""
     redact = Redactor(workspace_id).refresh()
-    carrying = [
-        row.task_id
-        for row in TaskEmbedding.objects.filter(workspace_id=workspace_id).only("task_id", "document")
-        if redact.carries(row.document)
-    ]
-    tasks = Task.objects.filter(pk__in=carrying).only("pk", "workspace_id", "title", "brief", "summary")
-    return task_embeddings_refresh(tasks=tasks)
+    if not redact:
+        return 0
+    tasks = Task.objects.filter(workspace_id=workspace_id).only("pk", "workspace_id", "title", "brief", "summary")
+    # The text as written, not only the folded document: forgotten terms keep their accents.
+    carrying = [task for task in tasks if redact.carries(task_text(task)) or redact.carries(task_document(task))]
+    return task_embeddings_refresh(tasks=carrying)

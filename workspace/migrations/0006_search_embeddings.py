@@ -34,9 +34,6 @@ class Migration(migrations.Migration):
                 ),
             ],
             options={
-                "indexes": [
-                    models.Index(fields=["workspace", "kind", "model_id", "-updated_at"], name="embedding_scan")
-                ],
                 "constraints": [
                     models.UniqueConstraint(
                         fields=("workspace", "kind", "object_id", "model_id"), name="embedding_unique_object_model"
