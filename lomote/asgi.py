@@ -48,6 +48,27 @@ class AllowedHostsOriginValidator(OriginValidator):
         return await super().__call__(scope, receive, send)
 
 
+def leave_form_bodies_to_django() -> None:
+    """Daphne's twisted request parses every multipart or url-encoded POST body itself, all in memory (a 200 MB
+    upload read whole, then copied by the email parser), into arguments daphne never uses; and it answers a body
+    it cannot parse with a bare 400 instead of our JSON error. Django parses the same body again, streaming it
+    to disk under the upload limits (workspace/upload_guard.py): twisted's parse is switched off."""
+    try:
+        from daphne.http_protocol import WebRequest
+    except ImportError:  # served by another ASGI server
+        return
+    if getattr(WebRequest, "lomote_form_parsing_off", False):
+        return
+    original = WebRequest.__init__
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("parsePOSTFormSubmission", False)
+        original(self, *args, **kwargs)
+
+    WebRequest.__init__ = __init__
+    WebRequest.lomote_form_parsing_off = True
+
+
 def websocket_app():
     # Origin first (no Origin or a foreign one is refused), then session, then header credentials.
     return AllowedHostsOriginValidator(
@@ -55,4 +76,5 @@ def websocket_app():
     )
 
 
+leave_form_bodies_to_django()
 application = ProtocolTypeRouter({"http": django_asgi_app, "websocket": websocket_app()})

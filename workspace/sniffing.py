@@ -123,12 +123,12 @@ def declared_kinds(name: str, content_type: str) -> list[tuple[str, str]]:
     claims = []
     extension = extension_of(name)
     if extension in EXTENSION_KINDS:
-        claims.append((EXTENSION_KINDS[extension], f"the file name says .{extension}"))
+        claims.append((EXTENSION_KINDS[extension], f"the file name (.{extension})"))
     media_type = (content_type or "").split(";", 1)[0].strip().lower()
     if media_type not in NEUTRAL_MEDIA_TYPES:
         kind = MEDIA_TYPE_KINDS.get(media_type) or MEDIA_KINDS.get(media_type.split("/", 1)[0])
         if kind is not None:
-            claims.append((kind, f"the declared type is {media_type}"))
+            claims.append((kind, f"the declared type ({media_type})"))
     return claims
 
 

@@ -70,6 +70,7 @@ def _config(world: World, base_url: str) -> dict:
             "path.run_id": ids["flow_run"],
             "path.node_id": "brief",
             "path.memory_id": ids["memory"],
+            "path.collection_id": ids["collection"],
         },
         "operations": [
             at(f"DELETE {WORKSPACE}", workspace_id=ids["doomed_workspace"]),
@@ -92,6 +93,7 @@ def _config(world: World, base_url: str) -> dict:
             at(f"POST {MESSAGE}withdraw/", task_id=ids["paused_task"], message_id=ids["message_to_withdraw"]),
             at(f"POST {WORKSPACE}billing/approvals/", **{"body.quote": ids["quote"]}),
             at(f"POST {WORKSPACE}flow-runs/{{run_id}}/nodes/{{node_id}}/retry/", run_id=ids["failed_flow_run"]),
+            at(f"DELETE {WORKSPACE}collections/{{collection_id}}/", collection_id=ids["doomed_collection"]),
         ],
     }
 

@@ -24,6 +24,7 @@ from workspace.flows.authoring import flow_create
 from workspace.models import ArtifactKind, ArtifactVersion, FlowRunStatus, GenerationJob, Membership, Role
 from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
+from workspace.services.collections import collection_create
 from workspace.services.documents import document_write
 from workspace.services.workspaces import api_key_create, membership_add, workspace_create
 
@@ -125,6 +126,12 @@ def seed() -> World:
 
     memory = memory_state(access=access, content="The festival's main colour is midnight blue.", kind="fact")
 
+    # Asset collections: one to work on (the image and the press release, in that order), one to delete.
+    collection = collection_create(
+        workspace_id=workspace.pk, name="Festival picks", artifact_ids=[image.artifact_id, document.pk]
+    )
+    doomed_collection = collection_create(workspace_id=workspace.pk, name="Collection to delete")
+
     return World(
         token=Token.objects.create(user=alice).key,
         workspace=workspace.pk,
@@ -152,5 +159,7 @@ def seed() -> World:
             "quote": spare_quote.pk,
             "user_to_add": erin.pk,
             "memory": memory.pk,
+            "collection": collection.pk,
+            "doomed_collection": doomed_collection.pk,
         },
     )

@@ -4,11 +4,13 @@ Outsiders learn nothing (the 404 is byte-for-byte the one a nonexistent id gets)
 403 `role_required`, and a refused request changes nothing in the database.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pytest
 from django.core.files.base import ContentFile
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -20,11 +22,13 @@ from tests.support.factories import (
     GenerationJobFactory,
     MembershipFactory,
 )
+from tests.support.media_samples import png_bytes
 from tests.support.rest import assert_error, issue_api_key, key_client, snapshot
 from workspace.flows.runner import flow_run_create
 from workspace.models import (
     ApiKey,
     Artifact,
+    AssetCollection,
     FlowNodeRun,
     FlowRun,
     FlowRunStatus,
@@ -33,6 +37,7 @@ from workspace.models import (
     Role,
     Workspace,
 )
+from workspace.services.collections import collection_create
 from workspace.services.workspaces import workspace_create
 
 RUNNABLE_FLOW = {
@@ -49,8 +54,12 @@ class Endpoint:
     method: str
     url_name: str
     target: str | None = None  # which object of `world` the URL points at, besides the workspace
-    body: dict | None = None
+    body: dict | Callable[[SimpleNamespace], dict] | None = None  # a callable builds it from the world
     role: str = Role.OWNER  # the role a 403 names
+
+    def payload(self, world) -> dict | None:
+        """The request body: a fresh one each time (an uploaded file is read once)."""
+        return self.body(world) if callable(self.body) else self.body
 
     def url(self, world, workspace_id: int | None = None, target_id: int | None = None) -> str:
         kwargs = {"workspace_id": world.workspace.pk if workspace_id is None else workspace_id}
@@ -67,6 +76,10 @@ class Endpoint:
         elif self.target == "failed_node":
             kwargs["run_id"] = world.failed_run.pk if target_id is None else target_id
             kwargs["node_id"] = "end"
+        elif self.target in ("collection", "collection_item"):
+            kwargs["collection_id"] = world.collection.pk if target_id is None else target_id
+            if self.target == "collection_item":
+                kwargs["artifact_id"] = world.artifact.pk
         elif self.target in ("artifact", "artifact_file"):
             kwargs["artifact_id"] = world.artifact.pk if target_id is None else target_id
             if self.target == "artifact_file":
@@ -129,6 +142,44 @@ FLOW_RUNS_POST = Endpoint(
 FLOW_RUN_GET = Endpoint("flow run GET", "get", "flow-run-detail", target="flow_run")
 FLOW_NODE_RETRY = Endpoint("flow node retry POST", "post", "flow-node-retry", target="failed_node", role="editor")
 
+
+def _png(name: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, png_bytes(), content_type="image/png")
+
+
+UPLOAD_POST = Endpoint(
+    "artifact upload POST", "post", "artifact-upload", body=lambda w: {"file": _png("upload.png")}, role="editor"
+)
+VERSION_UPLOAD_POST = Endpoint(
+    "artifact version upload POST",
+    "post",
+    "artifact-version-upload",
+    target="artifact",
+    body=lambda w: {"file": _png("v2.png"), "base_version": "1"},
+    role="editor",
+)
+COLLECTIONS_GET = Endpoint("collections GET", "get", "collection-list")
+COLLECTIONS_POST = Endpoint(
+    "collections POST", "post", "collection-list", body=lambda w: {"name": "Picks", "artifacts": [w.document.pk]},
+    role="editor",
+)  # fmt: skip
+COLLECTION_GET = Endpoint("collection GET", "get", "collection-detail", target="collection")
+COLLECTION_PATCH = Endpoint(
+    "collection PATCH", "patch", "collection-detail", target="collection", body={"name": "Renamed"}, role="editor"
+)
+COLLECTION_DELETE = Endpoint("collection DELETE", "delete", "collection-detail", target="collection", role="editor")
+COLLECTION_ITEMS_POST = Endpoint(
+    "collection items POST", "post", "collection-items", target="collection",
+    body=lambda w: {"artifact": w.document.pk}, role="editor",
+)  # fmt: skip
+COLLECTION_ITEM_DELETE = Endpoint(
+    "collection item DELETE", "delete", "collection-item", target="collection_item", role="editor"
+)
+COLLECTION_ORDER_PUT = Endpoint(
+    "collection order PUT", "put", "collection-order", target="collection",
+    body=lambda w: {"artifacts": [w.flow.pk, w.artifact.pk]}, role="editor",
+)  # fmt: skip
+
 # fmt: off
 # Expected status per caller. 403 always means `role_required`; 404 always means "as if it did not exist".
 MATRIX = [
@@ -158,6 +209,16 @@ MATRIX = [
     (FLOW_RUNS_POST,     404,     403,   201,   201,  403,       201,       404),
     (FLOW_RUN_GET,       404,     200,   200,   200,  200,       200,       404),
     (FLOW_NODE_RETRY,    404,     403,   201,   201,  403,       201,       404),
+    (UPLOAD_POST,        404,     403,   201,   201,  403,       201,       404),
+    (VERSION_UPLOAD_POST, 404,    403,   201,   201,  403,       201,       404),
+    (COLLECTIONS_GET,    404,     200,   200,   200,  200,       200,       404),
+    (COLLECTIONS_POST,   404,     403,   201,   201,  403,       201,       404),
+    (COLLECTION_GET,     404,     200,   200,   200,  200,       200,       404),
+    (COLLECTION_PATCH,   404,     403,   200,   200,  403,       200,       404),
+    (COLLECTION_DELETE,  404,     403,   204,   204,  403,       204,       404),
+    (COLLECTION_ITEMS_POST, 404,  403,   200,   200,  403,       200,       404),
+    (COLLECTION_ITEM_DELETE, 404, 403,   200,   200,  403,       200,       404),
+    (COLLECTION_ORDER_PUT, 404,   403,   200,   200,  403,       200,       404),
 ]
 # fmt: on
 
@@ -201,7 +262,14 @@ def world(workspace, alice, bob, carol, dave, make_user):
     failed_run = FlowRunFactory(artifact=flow, graph=RUNNABLE_FLOW, status=FlowRunStatus.FAILED)
     FlowNodeRunFactory(run=failed_run, node_id="in", type="text_input", status=NodeStatus.DONE)
     FlowNodeRunFactory(run=failed_run, node_id="end", type="finish", status=NodeStatus.FAILED)
+    # and an asset collection of the image and the Flow in each
+    collection, other_collection = (
+        collection_create(workspace_id=w.pk, name="Pack", artifact_ids=[a.pk, f.pk])
+        for w, a, f in ((workspace, artifact, flow), (other, other_artifact, other_flow))
+    )
     return SimpleNamespace(
+        collection=collection,
+        other_collection=other_collection,
         document=document,
         other_document=other_document,
         flow=flow,
@@ -237,7 +305,8 @@ def client_as(world, client_for):
 def _call(client: APIClient, method: str, url: str, body: dict | None = None):
     if body is None:
         return getattr(client, method)(url)
-    return getattr(client, method)(url, body, format="json")
+    uploading = any(isinstance(value, SimpleUploadedFile) for value in body.values())
+    return getattr(client, method)(url, body, format="multipart" if uploading else "json")
 
 
 def _missing_workspace_id() -> int:
@@ -251,7 +320,7 @@ def test_it_answers_each_caller_as_its_role_says(world, client_as, client_for, e
     before = snapshot()
 
     # when the caller hits the endpoint
-    response = _call(client_as(persona), endpoint.method, endpoint.url(world), endpoint.body)
+    response = _call(client_as(persona), endpoint.method, endpoint.url(world), endpoint.payload(world))
 
     # then the status is the one the matrix gives
     assert response.status_code == expected, (response.status_code, response.content[:300])
@@ -260,7 +329,7 @@ def test_it_answers_each_caller_as_its_role_says(world, client_as, client_for, e
         # then an outsider learns nothing: the very answer the owner gets for a workspace that does not exist
         assert_error(response, 404, "not_found")
         owner = client_for(world.users["owner"])
-        ghost = _call(owner, endpoint.method, endpoint.url(world, _missing_workspace_id()), endpoint.body)
+        ghost = _call(owner, endpoint.method, endpoint.url(world, _missing_workspace_id()), endpoint.payload(world))
         assert ghost.status_code == 404
         assert response.json() == ghost.json()
         assert after == before
@@ -305,6 +374,23 @@ def _effect_of(endpoint: Endpoint, world) -> bool:
         return FlowRun.objects.filter(artifact=world.flow).count() == 3  # the world has two: one failed
     if endpoint is FLOW_NODE_RETRY:
         return FlowNodeRun.objects.get(run=world.failed_run, node_id="end").attempt == 2
+    if endpoint is UPLOAD_POST:
+        return Artifact.objects.filter(workspace=world.workspace, kind="image", title="upload").exists()
+    if endpoint is VERSION_UPLOAD_POST:
+        return Artifact.objects.get(pk=world.artifact.pk).current_version == 2
+    if endpoint is COLLECTIONS_POST:
+        return AssetCollection.objects.filter(workspace=world.workspace, name="Picks").exists()
+    if endpoint is COLLECTION_PATCH:
+        return AssetCollection.objects.get(pk=world.collection.pk).name == "Renamed"
+    if endpoint is COLLECTION_DELETE:
+        return not AssetCollection.objects.filter(pk=world.collection.pk).exists()
+    if endpoint is COLLECTION_ITEMS_POST:
+        return world.collection.items.filter(artifact=world.document).exists()
+    if endpoint is COLLECTION_ITEM_DELETE:
+        return not world.collection.items.filter(artifact=world.artifact).exists()
+    if endpoint is COLLECTION_ORDER_PUT:
+        order = world.collection.items.order_by("position").values_list("artifact_id", flat=True)
+        return list(order) == [world.flow.pk, world.artifact.pk]
     raise AssertionError(f"no effect listed for {endpoint.name}")
 
 
@@ -315,7 +401,7 @@ def test_it_persists_what_the_owner_is_allowed_to_do(world, client_as, endpoint)
     assert not _effect_of(endpoint, world)
 
     # when the owner makes the request
-    response = _call(client_as("owner"), endpoint.method, endpoint.url(world), endpoint.body)
+    response = _call(client_as("owner"), endpoint.method, endpoint.url(world), endpoint.payload(world))
 
     # then it succeeded and the effect is in the database
     assert response.status_code in (200, 201, 204), response.content
@@ -336,13 +422,15 @@ def test_it_hides_objects_of_another_workspace_behind_the_same_404(world, client
         "flow": world.other_flow,
         "flow_run": world.other_flow_run,
         "failed_node": world.other_flow_run,
+        "collection": world.other_collection,
+        "collection_item": world.other_collection,
     }[endpoint.target].pk
     before = snapshot()
 
     # when the owner of the shared workspace asks for both through the shared workspace's URL
     owner = client_as("owner")
-    foreign = _call(owner, endpoint.method, endpoint.url(world, target_id=foreign_id), endpoint.body)
-    missing = _call(owner, endpoint.method, endpoint.url(world, target_id=10**9), endpoint.body)
+    foreign = _call(owner, endpoint.method, endpoint.url(world, target_id=foreign_id), endpoint.payload(world))
+    missing = _call(owner, endpoint.method, endpoint.url(world, target_id=10**9), endpoint.payload(world))
 
     # then both answers are the same 404, and dave's rows are untouched
     assert_error(foreign, 404, "not_found")

@@ -48,6 +48,7 @@ from workspace.sniffing import (
 )
 
 KIND_LABELS = {"image": "an image", "video": "a video", "3d": "a 3D model", "document": "a text document"}
+CLAIM_LABELS = {**KIND_LABELS, OTHER: "a format not taken here"}
 MARKDOWN_EXTENSIONS = {"md", "markdown", "mdown", "mkd"}
 MAX_NAME_CHARS = 200
 
@@ -127,8 +128,13 @@ def _compatible(sniffed: Sniffed, claimed: str) -> bool:
     return claimed == sniffed.kind or (sniffed.media_type == "model/gltf+json" and claimed == DOCUMENT)
 
 
-def _claims_text(claims: list[tuple[str, str]]) -> str:
-    return "; ".join(what for _, what in claims)
+def _claims_sentence(claims: list[tuple[str, str]]) -> str:
+    """ "The file name (.mp4) and the declared type (video/mp4) say it is a video"."""
+    kinds = {kind for kind, _ in claims}
+    if len(kinds) == 1:
+        sources = " and ".join(source for _, source in claims)
+        return f"{sources} say{'' if len(claims) > 1 else 's'} it is {CLAIM_LABELS[claims[0][0]]}"
+    return ", ".join(f"{source} says it is {CLAIM_LABELS[kind]}" for kind, source in claims)
 
 
 def upload_check(file: File) -> CheckedUpload:
@@ -154,19 +160,17 @@ def upload_check(file: File) -> CheckedUpload:
     except TooBig as error:
         raise UploadTooLarge(error.message, details={"kind": error.kind, "bytes": size, **error.details}) from None
     except Unrecognised as error:
-        said = f" ({_claims_text(claims)})" if claims else ""
         raise InvalidInput(
-            f"This file cannot be uploaded{said}: {error.message}",
+            f"This file cannot be uploaded. {error.message}",
             code="unsupported_type",
             details={"found": error.found, "claimed": [{"kind": k, "by": what} for k, what in claims]},
         ) from None
     mismatched = [(kind, what) for kind, what in claims if not _compatible(sniffed, kind)]
     if mismatched:
-        claimed = mismatched[0][0]
-        says = "a format Lomote does not take" if claimed == OTHER else KIND_LABELS.get(claimed, claimed)
+        said = _claims_sentence(mismatched)
         raise InvalidInput(
-            f"{_claims_text(mismatched).capitalize()} ({says}), but the content is {KIND_LABELS[sniffed.kind]} "
-            f"({sniffed.media_type}). Rename the file to match what it is, or upload the file you meant.",
+            f"{said[0].upper()}{said[1:]}, but the content is {KIND_LABELS[sniffed.kind]} ({sniffed.media_type}). "
+            "Rename the file to match what it is, or upload the file you meant.",
             code="type_mismatch",
             details={
                 "detected": {"kind": sniffed.kind, "media_type": sniffed.media_type},
