@@ -43,6 +43,33 @@ export async function fetchText(url) {
   return response.text();
 }
 
+/**
+ * A multipart upload with its progress: `onProgress(fraction)` as the bytes go out (fetch cannot report that).
+ * Resolves with the JSON answer; rejects with an ApiError carrying the API's code and message.
+ */
+export function upload(path, form, { onProgress } = {}) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    xhr.withCredentials = true;
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.setRequestHeader("X-CSRFToken", cookie("csrftoken"));
+    if (onProgress) {
+      xhr.upload.onprogress = (event) => {
+        if (event.lengthComputable) onProgress(event.loaded / event.total);
+      };
+    }
+    xhr.onload = () => {
+      let data = null;
+      try { data = xhr.responseText ? JSON.parse(xhr.responseText) : null; } catch { data = null; }
+      if (xhr.status >= 200 && xhr.status < 300) resolve(data);
+      else reject(new ApiError(xhr.status, data));
+    };
+    xhr.onerror = () => reject(new ApiError(0, { error: { message: "The upload could not reach the server." } }));
+    xhr.send(form); // the browser sets the multipart Content-Type with its boundary
+  });
+}
+
 export function workspaceApi(workspaceId) {
   const base = `/api/v1/workspaces/${workspaceId}`;
   return {
@@ -50,5 +77,6 @@ export function workspaceApi(workspaceId) {
     get: (path) => request(base + path),
     post: (path, body) => request(base + path, { method: "POST", body: body || {} }),
     put: (path, body) => request(base + path, { method: "PUT", body }),
+    upload: (path, form, options) => upload(base + path, form, options),
   };
 }

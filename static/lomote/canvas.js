@@ -1,6 +1,9 @@
 // The canvas: the artifact grid (real images, playable video), an artifact view with its version history,
 // the document editor (saves on its base version; a 409 is shown side by side and resolved by the person),
 // and the Flow editor (nodes, edges, params as JSON, per-node conflicts, runs with per-node status).
+// The person's own files come in through the Upload button or by dropping them on the canvas (the server decides
+// what each file is from its content, and its refusal is shown as it says it); a viewed artifact can get a new
+// version from a file, or be deleted — which only asks: the confirmation card is brought into view in the chat.
 
 import { ApiError, fetchText } from "./api.js";
 import { h } from "./dom.js";
@@ -9,6 +12,11 @@ const grid = () => document.getElementById("grid");
 const viewer = () => document.getElementById("viewer");
 const viewerBody = () => document.getElementById("viewer-body");
 const notices = () => document.getElementById("notices");
+const canvasStatus = () => document.getElementById("canvas-status");
+const uploadError = () => document.getElementById("upload-error");
+const uploadProgress = () => document.getElementById("upload-progress");
+// Kinds whose versions can come from a file (a Flow or a collection changes in its editor).
+const FILE_KINDS = ["image", "video", "3d", "document"];
 
 const SAMPLE_FLOW = {
   nodes: {
@@ -32,11 +40,13 @@ function authorText(author) {
 }
 
 export class Canvas {
-  constructor({ api, workspaceId, userId, onError }) {
+  constructor({ api, workspaceId, userId, onError, onCard }) {
     this.api = api;
     this.workspaceId = workspaceId;
     this.userId = userId;
     this.onError = onError;
+    this.onCard = onCard;
+    this.uploading = false;
     this.artifacts = new Map();
     this.openArtifactId = null;
     this.view = null; // what the viewer shows: {artifact, version, ...editor state}
@@ -45,6 +55,22 @@ export class Canvas {
     document.getElementById("viewer-close").onclick = () => this.close();
     document.getElementById("new-document").onclick = () => this.create("document");
     document.getElementById("new-flow").onclick = () => this.create("flow");
+    const files = document.getElementById("upload-file");
+    document.getElementById("upload").onclick = () => files.click();
+    files.onchange = () => {
+      const chosen = [...files.files];
+      files.value = "";
+      this.uploadFiles(chosen);
+    };
+    const versionFile = document.getElementById("version-file");
+    document.getElementById("viewer-upload-version").onclick = () => versionFile.click();
+    versionFile.onchange = () => {
+      const [file] = versionFile.files;
+      versionFile.value = "";
+      if (file) this.uploadVersion(file);
+    };
+    document.getElementById("viewer-delete").onclick = () => this.askDelete();
+    this.acceptDrops(document.getElementById("canvas"));
   }
 
   fileUrl(artifactId, number) {
@@ -69,7 +95,8 @@ export class Canvas {
       if (isPlayableVideo(artifact.media_type)) return h("video", { src: url, controls: true, muted: true, loop: true, playsinline: true, "aria-label": artifact.title });
       return h("img", { src: url, alt: artifact.title });
     }
-    return h("div", { class: `doc-icon ${artifact.kind}`, "aria-hidden": "true", text: artifact.kind === "flow" ? "Flow" : "Doc" });
+    const label = { flow: "Flow", "3d": "3D" }[artifact.kind] || "Doc";
+    return h("div", { class: `doc-icon ${artifact.kind}`, "aria-hidden": "true", text: label });
   }
 
   showTile(artifact) {
@@ -85,17 +112,29 @@ export class Canvas {
     else grid().prepend(tile);
   }
 
+  /** A grid entry from an artifact's detail (its current version's media type picks the preview). */
+  tileOf(detail) {
+    const current = detail.versions.find((v) => v.number === detail.current_version) || detail.versions[0] || {};
+    return { id: detail.id, kind: detail.kind, title: detail.title, current_version: detail.current_version, media_type: current.media_type };
+  }
+
   async refreshTile(artifactId) {
     const detail = await this.api.get(`/artifacts/${artifactId}/`);
-    const current = detail.versions.find((v) => v.number === detail.current_version) || detail.versions[0] || {};
-    this.showTile({ id: detail.id, kind: detail.kind, title: detail.title, current_version: detail.current_version, media_type: current.media_type });
+    this.showTile(this.tileOf(detail));
     return detail;
   }
 
   /** An event said the artifact was created or got a version: refresh its tile, and tell the viewer. */
   async artifactChanged(artifactId, data) {
     if (!artifactId) return;
-    const detail = await this.refreshTile(artifactId);
+    let detail;
+    try {
+      detail = await this.refreshTile(artifactId);
+    } catch (error) {
+      // Deleted since the event was written: its own event takes the tile away.
+      if (error instanceof ApiError && error.status === 404) return;
+      throw error;
+    }
     if (!this.view || this.view.artifact.id !== artifactId) return;
     const mine = this.myVersions.has(`${artifactId}:${data.version}`);
     if (mine || !data.version || data.version <= this.view.seenVersion) return;
@@ -122,6 +161,7 @@ export class Canvas {
 
   close() {
     viewer().hidden = true;
+    delete viewer().dataset.delete;
     this.view = null;
     this.openArtifactId = null;
   }
@@ -134,6 +174,8 @@ export class Canvas {
     viewer().hidden = false;
     viewer().dataset.artifact = String(artifactId);
     viewer().dataset.kind = artifact.kind;
+    delete viewer().dataset.delete;
+    document.getElementById("viewer-upload-version").hidden = !FILE_KINDS.includes(artifact.kind);
     document.getElementById("viewer-title").replaceChildren(h("bdi", { text: artifact.title }), ` (${artifact.kind})`);
     notices().replaceChildren();
     viewerBody().replaceChildren();
@@ -188,6 +230,144 @@ export class Canvas {
       actions.push(h("button", { type: "button", onclick: () => this.showVersion(version) }, `Show v${version}`));
     }
     notices().append(h("div", { class: "notice", role: "status", "data-version": String(version) }, h("span", { text }), ...actions, h("button", { type: "button", "aria-label": "Dismiss notice", onclick: (e) => e.target.closest(".notice").remove() }, "×")));
+  }
+
+  // --- the person's own files --------------------------------------------------------------------------
+
+  /** Files dropped anywhere on the canvas are uploaded; the canvas shows where they will land while dragged. */
+  acceptDrops(zone) {
+    let depth = 0;
+    const carriesFiles = (event) => [...(event.dataTransfer?.types || [])].includes("Files");
+    zone.addEventListener("dragenter", (event) => {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      depth += 1;
+      zone.dataset.dropping = "true";
+    });
+    zone.addEventListener("dragover", (event) => {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      event.dataTransfer.dropEffect = "copy";
+    });
+    zone.addEventListener("dragleave", () => {
+      depth = Math.max(0, depth - 1);
+      if (!depth) delete zone.dataset.dropping;
+    });
+    zone.addEventListener("drop", (event) => {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      depth = 0;
+      delete zone.dataset.dropping;
+      this.uploadFiles([...event.dataTransfer.files]);
+    });
+  }
+
+  say(text) {
+    canvasStatus().textContent = text;
+    canvasStatus().hidden = !text;
+  }
+
+  busy(on, text = "") {
+    const canvas = document.getElementById("canvas");
+    if (on) canvas.dataset.uploading = "true";
+    else delete canvas.dataset.uploading;
+    grid().setAttribute("aria-busy", on ? "true" : "false");
+    document.getElementById("upload").disabled = on;
+    document.getElementById("viewer-upload-version").disabled = on;
+    uploadProgress().hidden = !on;
+    if (on) this.progress(text, 0);
+  }
+
+  progress(text, fraction) {
+    uploadProgress().value = Math.round(fraction * 100);
+    this.say(fraction > 0 && fraction < 1 ? `${text} ${Math.round(fraction * 100)}%` : text);
+  }
+
+  showUploadError(messages, code) {
+    uploadError().textContent = messages.join(" ");
+    uploadError().dataset.code = code || "";
+    uploadError().hidden = !messages.length;
+  }
+
+  /** Upload the files one after the other; each success lands in the grid, each refusal is said as the API says it. */
+  async uploadFiles(files) {
+    if (!files.length || this.uploading) return;
+    this.uploading = true;
+    this.showUploadError([]);
+    const refused = [];
+    let code = "";
+    let done = 0;
+    for (const [index, file] of files.entries()) {
+      const label = files.length > 1 ? `${file.name} (${index + 1} of ${files.length})` : file.name;
+      this.busy(true, `Uploading ${label}…`);
+      const form = new FormData();
+      form.append("file", file, file.name);
+      try {
+        const artifact = await this.api.upload("/artifacts/upload/", form, { onProgress: (f) => this.progress(`Uploading ${label}…`, f) });
+        this.myVersions.add(`${artifact.id}:${artifact.current_version}`);
+        this.showTile(this.tileOf(artifact));
+        done += 1;
+      } catch (error) {
+        refused.push(`${file.name}: ${error.message}`);
+        code = code || error.code;
+      }
+    }
+    this.busy(false);
+    this.uploading = false;
+    this.say(done ? `Uploaded ${done} of ${files.length} file${files.length > 1 ? "s" : ""}.` : "");
+    this.showUploadError(refused, code);
+  }
+
+  /** A new version of the viewed artifact from a file, on the version the person is looking at. */
+  async uploadVersion(file) {
+    if (!this.view || this.uploading) return;
+    const { artifact } = this.view;
+    this.uploading = true;
+    this.showUploadError([]);
+    this.busy(true, `Uploading ${file.name} as a new version…`);
+    const form = new FormData();
+    form.append("file", file, file.name);
+    form.append("base_version", String(artifact.current_version));
+    try {
+      const detail = await this.api.upload(`/artifacts/${artifact.id}/versions/upload/`, form, { onProgress: (f) => this.progress(`Uploading ${file.name}…`, f) });
+      this.myVersions.add(`${detail.id}:${detail.current_version}`);
+      this.showTile(this.tileOf(detail));
+      this.say(`Version ${detail.current_version} of “${detail.title}” uploaded.`);
+      await this.open(detail.id);
+    } catch (error) {
+      this.say("");
+      this.showUploadError([`${file.name}: ${error.message}`], error.code);
+    } finally {
+      this.busy(false);
+      this.uploading = false;
+    }
+  }
+
+  /** Deleting only asks: the card that confirms it is brought into view in the chat, and nothing goes before. */
+  async askDelete() {
+    if (!this.view) return;
+    const { artifact } = this.view;
+    try {
+      const answer = await this.api.post(`/artifacts/${artifact.id}/delete/`);
+      viewer().dataset.delete = "asked";
+      notices().replaceChildren(
+        h("div", { class: "notice", role: "status", "data-delete": "asked" },
+          h("span", { text: `Confirm the deletion of “${artifact.title}” on its card in the chat. Nothing is deleted until then.` })),
+      );
+      if (this.onCard) await this.onCard(answer.card.id);
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
+  /** The log says an artifact was deleted (a person confirmed its card): its tile goes, and its view closes. */
+  artifactDeleted(artifactId, data) {
+    if (!artifactId) return;
+    this.artifacts.delete(artifactId);
+    grid().querySelector(`[data-artifact="${artifactId}"]`)?.remove();
+    if (this.view && this.view.artifact.id === artifactId) this.close();
+    const by = data && data.by && data.by.username ? ` by ${data.by.username}` : "";
+    this.say(`“${(data && data.title) || `Artifact #${artifactId}`}” was deleted${by}.`);
   }
 
   // --- document editor ----------------------------------------------------------------------------------

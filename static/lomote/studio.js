@@ -60,7 +60,9 @@ class Studio {
     this.cards = new Map(); // card id → its element in the chat
     this.jobs = new Map(); // job id → its progress entry in the chat
     this.messages = new Set();
-    this.canvas = new Canvas({ api: this.api, workspaceId, userId: this.userId, onError: (e) => this.error(e) });
+    this.canvas = new Canvas({
+      api: this.api, workspaceId, userId: this.userId, onError: (e) => this.error(e), onCard: (cardId) => this.revealCard(cardId),
+    });
     this.memory = new MemoryPanel({ api: this.api, userId: this.userId, onCard: (cardId) => this.revealCard(cardId) });
     this.live = null;
   }
@@ -335,6 +337,8 @@ class Studio {
       this.loadBalance();
     } else if (kind === "artifact.created" || kind === "artifact.version_added") {
       this.canvas.artifactChanged(data.artifact, data);
+    } else if (kind === "artifact.deleted") {
+      this.canvas.artifactDeleted(data.artifact, data);
     } else if (kind === "flow.node" || kind === "flow.run") {
       this.canvas.flowEvent(kind, data);
     } else if (kind.startsWith("memory.")) {

@@ -33,6 +33,9 @@ def test_it_runs_the_headline_flow_on_postgresql():
     # and the works are titled from the requests' subjects, not with the person's whole sentences
     assert sorted(posters.values_list("title", flat=True)) == [f"Poster {n} of 3 — brand" for n in (1, 2, 3)]
     assert list(Artifact.objects.filter(kind="video").values_list("title", flat=True)) == ["Video — cat"]
+    # and the cat photo came in through the upload path, typed by its content
+    cat = Artifact.objects.get(title="Cat photo").versions.get(number=1)
+    assert (cat.media_type, cat.meta["upload"]["filename"], cat.meta["format"]) == ("image/png", "cat.png", "png")
     assert set(Order.objects.values_list("status", flat=True)) == {"captured"}
     # and no task ever stopped with work left and nothing to answer, by the stored facts the summary printed
     assert stalls_count(workspace_id=Task.objects.first().workspace_id) == 0
