@@ -4,6 +4,8 @@ from workspace.models import (
     ApiKey,
     Artifact,
     ArtifactVersion,
+    AssetCollection,
+    AssetCollectionItem,
     Event,
     GenerationJob,
     Membership,
@@ -93,7 +95,8 @@ class ArtifactAdmin(admin.ModelAdmin):
     list_filter = ["kind", ("deleted_at", admin.EmptyFieldListFilter), "updated_at"]
     search_fields = ["title", "description", "workspace__name"]
     list_select_related = ["workspace", "created_by"]
-    readonly_fields = ["current_version", "created_by", "created_by_task_id", "created_at", "updated_at"]
+    # A deletion is confirmed by a person on its card and is final (workspace.services.artifacts.artifact_delete).
+    readonly_fields = ["current_version", "created_by", "created_by_task_id", "created_at", "updated_at", "deleted_at"]
     autocomplete_fields = ["workspace"]
     inlines = [ArtifactVersionInline]
 
@@ -162,3 +165,34 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class AssetCollectionItemInline(admin.TabularInline):
+    """The order is kept by the services (positions 0..n-1 under the collection's lock): shown, not edited here."""
+
+    model = AssetCollectionItem
+    extra = 0
+    fields = ["position", "artifact", "added_by", "added_at"]
+    readonly_fields = fields
+    ordering = ["position"]
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(AssetCollection)
+class AssetCollectionAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "workspace", "item_count", "created_by", "updated_at"]
+    list_filter = ["updated_at"]
+    search_fields = ["name", "description", "workspace__name"]
+    list_select_related = ["workspace", "created_by"]
+    readonly_fields = ["workspace", "created_by", "created_at", "updated_at"]
+    inlines = [AssetCollectionItemInline]
+
+    def has_add_permission(self, request):
+        return False  # created through the API, which checks every artifact and records the event
+
+    @admin.display(description="Artifacts")
+    def item_count(self, collection):
+        return collection.items.count()
