@@ -57,6 +57,7 @@ from agents.services.tasks import task_create
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from memory.services.forget import forget_match
 from workspace.models import Artifact, ArtifactVersion, GenerationJob, Role
+from workspace.search import EmbeddingFailed, artifact_search_meaning, artifact_text, query_embed
 from workspace.selectors import Access
 from workspace.services.events import event_append
 
@@ -494,6 +495,8 @@ def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
 
 
 DELETED_SCAN = 50  # the most recently deleted artifacts a message is compared with
+NAMED_BY_MEANING = 0.25  # search's common scale: a deleted artifact of the kind the message names, this close
+MEANING_MARGIN = 0.05  # …and closer than any live artifact of its kind by this much
 
 
 def _artifact_words(text: str) -> set[str]:
@@ -511,12 +514,15 @@ def _artifact_words(text: str) -> set[str]:
     return named
 
 
+def _numbers_fit(title: str, said: set[str]) -> bool:
+    return {w for w in _artifact_words(title) if w.isdigit()} <= said
+
+
 def _naming(title: str, said: set[str]) -> int:
     """How many words of an artifact's title the message says; 0 unless it says enough of them to name it:
     every number of the title ("poster 2" is not "poster 1"), at least two words, two thirds of the title."""
     title_words = _artifact_words(title)
-    numbers = {w for w in title_words if w.isdigit()}
-    if not title_words or not numbers <= said:
+    if not title_words or not _numbers_fit(title, said):
         return 0
     hits = len(title_words & said)
     return hits if hits >= 2 and 3 * hits >= 2 * len(title_words) else 0
@@ -527,7 +533,7 @@ def _deleted_named(workspace_id: int, text: str) -> Artifact | None:
     deleted = list(
         Artifact.objects.filter(workspace_id=workspace_id, deleted_at__isnull=False)
         .order_by("-deleted_at", "-id")
-        .only("pk", "title", "kind")[:DELETED_SCAN]
+        .only("pk", "title", "kind", "description", "tags")[:DELETED_SCAN]
     )
     if not deleted:
         return None
@@ -535,12 +541,44 @@ def _deleted_named(workspace_id: int, text: str) -> Artifact | None:
     scored = sorted(((_naming(a.title, said), a) for a in deleted), key=lambda item: -item[0])
     best, artifact = scored[0]
     if not best:
-        return None
+        return _deleted_meant(workspace_id, text, deleted, said)
     # A live artifact of the same kind answering to as many of the words is what the person means.
     live = Artifact.objects.filter(workspace_id=workspace_id, deleted_at__isnull=True, kind=artifact.kind)
     for title in live.order_by("-updated_at", "-id").values_list("title", flat=True)[:DELETED_SCAN]:
         if _naming(title, said) >= best:
             return None
+    return artifact
+
+
+def _deleted_meant(workspace_id: int, text: str, deleted: list[Artifact], said: set[str]) -> Artifact | None:
+    """The deleted artifact the message means in other words ("la photo de mon chat" for "Cat photo"): one of
+    the kind of work the message names, its numbers all said, close in meaning (workspace search's embedder)
+    and closer than every live artifact of its kind."""
+    kinds = {w for w in said if w.startswith("kind:")}
+    candidates = [a for a in deleted if _artifact_words(a.title) & kinds and _numbers_fit(a.title, said)]
+    if not candidates:
+        return None
+    query = query_embed(workspace_id=workspace_id, text=text)
+    if query.empty:
+        return None
+    try:
+        vectors = query.embedder.embed(
+            [artifact_text(title=a.title, description=a.description, tags=a.tags) for a in candidates]
+        )
+    except EmbeddingFailed:
+        return None  # no meaning to judge by: only the words decide, and they did not name it
+    if vectors.shape[1] != query.vector.shape[0]:
+        return None
+    scores = query.embedder.score(vectors @ query.vector)
+    best = int(scores.argmax())
+    score, artifact = float(scores[best]), candidates[best]
+    if score < max(NAMED_BY_MEANING, query.embedder.related):
+        return None
+    live = artifact_search_meaning(
+        workspace_id=workspace_id, text=text, kinds=[artifact.kind], query=query, limit=1, min_score=0.0
+    )
+    if live and live[0][1] > score - MEANING_MARGIN:
+        return None
     return artifact
 
 

@@ -131,8 +131,9 @@ _EDIT_VERBS = _folded(
     """change changing edit modify update adjust tweak fix correct move shift swap replace remove erase add put
     insert include use redo rework revise retouch improve enhance crop resize rotate flip recolor recolour warm
     cool brighten darken lighten soften sharpen saturate desaturate lengthen shorten extend trim speed slow
-    enlarge increase decrease reduce boost tone continue resume finish complete retry restart give set apply
-    align center centre zoom mute
+    enlarge increase decrease reduce boost tone continue resume finish complete retry restart give apply
+    align center centre zoom mute try simplify translate rename loop mirror invert lose drop bump shrink
+    grow widen narrow space tighten lift raise lower nudge fade blur clean polish refine rewrite reword rephrase
     change changer changez modifie modifier modifiez retouche retoucher ajuste ajuster corrige corriger deplace
     deplacer decale decaler remplace remplacer enleve enlever retire retirer supprime efface ajoute ajouter
     ajoutez rajoute mets mettre mettez utilise utiliser utilisez refais refaire reprends reprendre continue
@@ -140,6 +141,10 @@ _EDIT_VERBS = _folded(
     raccourcis raccourcir accelere accelerer ralentis ralentir eclaircis eclaircir assombris assombrir
     rechauffe rechauffer refroidis refroidir agrandis agrandir retrecis reduis reduire augmente augmenter
     ameliore ameliorer recadre recadrer tourne essaie essaye applique appliquer aligne centre passe donne
+    grossis grossir noircis blanchis rougis jaunis verdis bleuis adoucis adoucir epaissis amincis elargis
+    elargir arrondis durcis allege alleger fonce foncer coupe couper simplifie traduis renomme inverse inverser
+    baisse remonte descends monte resserre espace aere estompe floute nettoie peaufine affine reformule reecris
+    attenue
     cambia cambiar modifica mueve ajusta corrige rehaz reemplaza quita anade pon usa alarga acorta
     andere aendere bearbeite verschiebe korrigiere ersetze entferne fuege hinzu verlaengere kuerze
     sposta correggi rifai sostituisci rimuovi rendi aggiungi metti usa allunga accorcia
@@ -149,7 +154,8 @@ _EDIT_VERBS = _folded(
 _MODIFIERS = _folded(
     """warmer cooler colder brighter darker lighter bigger smaller larger longer shorter slower faster bolder
     softer sharper cleaner simpler louder quieter wider narrower taller thicker thinner higher lower stronger
-    calmer punchier richer deeper fluffier cuter more less fewer too again instead
+    calmer punchier richer deeper fluffier cuter more less fewer too again instead needs should lacks missing
+    devrait devraient manque manquent faudrait
     plus moins trop davantage encore plutot
     mas menos demasiado
     mehr weniger zu waermer heller dunkler groesser kleiner laenger kuerzer
@@ -166,7 +172,8 @@ _NEW = _folded("new another different fresh separate nouveau nouvelle nouvelles 
 # "I'd like / I need / je voudrais / il me faut": the object is something to make.
 _WANT = re.compile(
     r"\b(?:(?:i|we)(?: d| would)? (?:like|love|want|need)|(?:can|could|may) (?:i|we) (?:get|have)|"
-    r"je (?:voudrais|veux|souhaite|souhaiterais)|j aimerais|j ai besoin|il me faut|il nous faut|"
+    r"je (?:voudrais|veux|souhaite|souhaiterais|cherche)|j aimerais|j ai besoin|j aurais besoin|il me faut|"
+    r"il nous faut|(?:je pourrais|pourrais je|puis je|est ce que je peux|je peux) (?:avoir|obtenir)|"
     r"on (?:voudrait|veut)|nous (?:voudrions|voulons)|quisiera|quiero|necesito|ich (?:moechte|brauche|will)|"
     r"vorrei|voglio|gostaria|quero|preciso)\b"
 )
@@ -182,7 +189,8 @@ _REQUEST = re.compile(
 # What Lomote can do, not work to do.
 _CAPABILITY = re.compile(
     r"\b(?:sais|savez|know how|able to|capable|support|supports|supported|do you (?:do|make|render|handle)|"
-    r"can you do|what can you|que peux tu|que pouvez vous|que sais tu|what do you)\b"
+    r"can you do|what can you|que peux tu|que pouvez vous|que sais tu|what do you|"
+    r"qu est ce que (?:tu|vous) (?:peux|pouvez|sais|savez|fais|faites))\b"
 )
 _QUESTION_START = _folded(
     """what which how why when where who whose is are does do did can could will would should may
@@ -200,23 +208,24 @@ _WH = _folded(
 # Questions about how work is going: words, and beginnings of words.
 _STATUS_WORDS = _folded(
     """status progress going coming ready done finished completed complete eta avance avancent avancement
-    fini finie finis finies pret prete prets pretes etat listo lista listos terminado fertig pronto pronta"""
+    fini finie finis finies pret prete prets pretes etat listo lista listos terminado fertig pronto pronta news
+    nouvelles"""
 )
 _STATUS_PREFIXES = ("progress", "avancement", "termine", "terminad", "finito", "finita", "acabad")
-_STATUS_PHRASE = re.compile(r"\b(?:ou en (?:est|sont|es|etes)|where (?:are|is) we|how far)\b")
+_STATUS_PHRASE = re.compile(r"\b(?:ou en (?:est|sont|es|etes)|where (?:are|is) we|how far|any updates?)\b")
 _ACK = _folded(
     """thanks thank thx ty tks tnx merci mercii cheers perfect parfait parfaite parfaits parfaites great super nickel
     top cool nice awesome excellent genial geniale bravo ok okay oki okey good bien fine love adore impeccable
     magnifique magnifiques beautiful beau belle belles beaux wonderful gorgeous splendid brilliant amazing lovely
     superbe sublime chouette formidable gracias danke grazie obrigado obrigada perfecto perfekt perfetto
-    exactly exactement yes oui yep ouais"""
+    exactly exactement yes oui yep ouais accord entendu infiniment parfaitement marche"""
 )
 _GREETING = _folded("hello hi hey hiya bonjour salut coucou bonsoir hola hallo ciao ola morning evening")
 # Words that may sit in a thank-you without asking for anything.
 _FILLER = _folded(
     """so very much really lot lots beaucoup tres vraiment trop all tout tous toute rien nothing more else now
     maintenant for pour moment instant today aujourd hui job work travail look looks looked it is that this s
-    you u vous toi te lot again encore indeed"""
+    you u vous toi te lot again encore indeed re ll ve d m t far ici jusqu there"""
 )
 _CLOSING = re.compile(
     r"\b(?:nothing (?:more|else)(?: to do)?|no more|that s (?:all|it)|thats (?:all|it)|all good|for now|"
@@ -228,7 +237,8 @@ _CONTRAST = _folded("but however though although except mais sauf cependant pour
 # Phrases that point back at earlier work, folded; matched on word boundaries.
 _BACK = re.compile(
     r"\b(?:other day|last (?:time|week|month|one)|the other time|earlier|previous|from before|the one from|"
-    r"those|these|that one|yesterday|l autre (?:fois|jour)|la derniere|le dernier|les derniers|la derniere fois|"
+    r"those|these|that one|yesterday|same|meme|memes|l autre (?:fois|jour)|la derniere|le dernier|"
+    r"les derniers|la derniere fois|"
     r"tout a l heure|precedent|precedente|hier|avant hier|du mois dernier|la semaine derniere|ces|cette|"
     r"celle de|celui de|ceux de|celles de|la otra vez|la ultima vez|el otro dia|de antes|ayer|letztes mal|"
     r"neulich|gestern|vorhin|l altra volta|l ultima volta|l altro giorno|ieri|outro dia|da ultima vez|ontem)\b"
@@ -239,6 +249,9 @@ _DEFINITE = _folded(
     questa o os as meu minha"""
 )
 _INDEFINITE = _folded("a an one some any un une des quelques plusieurs uno una unos unas ein eine einen")
+_ARTICLES = _folded("a an the un une una ein eine")  # "le", "la" also stand for "it" before a verb
+_ALL = _folded("all both tous toutes todos todas alle tutti tutte")
+_OBJECT_PRONOUNS = _folded("it them him her le la les l lui leur lo los las ihn sie es li")
 _COUNTS = _folded(
     """two three four five six seven eight nine ten eleven twelve twenty deux trois quatre cinq six sept huit neuf
     dix douze vingt dos tres cuatro cinco seis siete ocho nueve diez zwei drei vier fuenf sechs sieben acht neun
@@ -247,8 +260,8 @@ _COUNTS = _folded(
 )
 _SERIES = _folded(
     """series serie set collection campaign variations variants storyboard kit pack album book deck
-    presentation sequence moodboard episodes
-    ensemble campagne declinaison declinaisons variantes episodes
+    presentation sequence moodboard episodes identity branding
+    ensemble campagne declinaison declinaisons variantes episodes identite charte
     conjunto campana coleccion reihe kampagne sammlung varianten campagna collezione campanha colecao"""
 )
 _DURATION = re.compile(r"#[\s-]*(s|secs?|seconds?|secondes?|segundos?|sekunden|secondi|min|minutes?)\b")
@@ -258,7 +271,8 @@ _TRANSFORM_VERBS |= _folded("verwandle trasforma")
 _INTO = _folded("into en in em zu")
 _ANIMATE = re.compile(
     r"\b(?:animate|animer|animez|anima|animiere|bring (?:\w+ ){1,5}to life|donne(?:r|z)? vie|"
-    r"anime (?:la|le|les|l|ma|mon|mes|ce|cette|ces|cet|notre|nos))\b"
+    r"anime (?:la|le|les|l|ma|mon|mes|ce|cette|ces|cet|notre|nos)|(?:fais|faire|faites) bouger|"
+    r"mets? en mouvement|set (?:\w+ ){0,4}in motion|make (?:\w+ ){1,5}move)\b"
 )
 _SOURCE = re.compile(r"\b(?:from|out of|using|based on|a partir d(?:e|es|u)?|avec|depuis|desde|aus|da|com)\b")
 # Where a placed thing goes ("put my logo ON THE POSTERS"): the work after it is the target.
@@ -335,6 +349,14 @@ _REPLIES = {
         "it": "Prego. Non verrà avviato altro; sono qui quando ti serve qualcosa.",
         "pt": "De nada. Nada mais será executado; estou aqui quando precisar de algo.",
     },
+    "unclear": {
+        "en": "I'm not sure what you would like me to do. Tell me what to make, or which work to change.",
+        "fr": "Je ne vois pas bien ce que vous voulez que je fasse. Dites-moi quoi créer, ou quel travail modifier.",
+        "es": "No sé bien qué quieres que haga. Dime qué crear o qué trabajo cambiar.",
+        "de": "Ich weiß nicht genau, was ich tun soll. Sag mir, was ich machen oder welche Arbeit ich ändern soll.",
+        "it": "Non ho capito cosa vuoi che faccia. Dimmi cosa creare o quale lavoro modificare.",
+        "pt": "Não percebi o que quer que eu faça. Diga-me o que criar ou que trabalho alterar.",
+    },
     "hello": {
         "en": "Hello! Tell me what you would like to make, or what to change in your work.",
         "fr": "Bonjour ! Dites-moi ce que vous voulez créer, ou ce qu'il faut changer dans votre travail.",
@@ -377,6 +399,11 @@ class Reading:
     indefinite_kinds: set[str] = field(default_factory=set)
     kinds: dict[str, float] = field(default_factory=dict)  # kind of work named → how much it says the target
     topic: list[str] = field(default_factory=list)  # content words that may name a task's subject
+    definite_words: set[str] = field(default_factory=set)  # topic words said with "the", "my", "ces"…
+    definite_series: bool = False  # "the juice bar series", "la série d'affiches"
+    indefinite_topic: bool = False  # "a cat on a skateboard": something described to be made
+    bare_kinds: set[str] = field(default_factory=set)  # works named without an article: "logo for my bakery"
+    acknowledges: bool = False  # a word of thanks or approval, maybe among other words
     several: bool = False  # a series, a count or plural works
 
     @property
@@ -405,7 +432,8 @@ def _ack_only(folded: str, tokens: list[str]) -> bool:
     if any(t in _CONTRAST for t in tokens):
         return False
     return all(
-        t in _ACK or t in _GREETING or t in _FILLER or t in STOP_WORDS or media_kind(t) or stem(t) in _ACK for t in rest
+        t in _ACK or t in _GREETING or t in _FILLER or t in STOP_WORDS or t in _STATUS_WORDS or media_kind(t)
+        for t in rest
     )
 
 
@@ -419,31 +447,39 @@ def read_message(message: str, language: str = "en") -> Reading:
     first = tokens[0] if tokens else ""
     inverted = re.search(r"\b\w+-(?:tu|vous|il|elle|ils|elles|on)\b", message.lower()) is not None
     reading.question = stripped.endswith("?") or stripped.startswith("¿") or first in _QUESTION_START or inverted
-    reading.wh = any(t in _WH for t in tokens[:3]) and reading.question
+    reading.wh = reading.question and (any(t in _WH for t in tokens[:3]) or text.startswith("qu est ce"))
     wants = bool(_WANT.search(text))
     reading.request = (bool(_REQUEST.search(text)) or wants) and not reading.wh
     reading.capability = reading.question and bool(_CAPABILITY.search(text))
+    reading.request = reading.request and not reading.capability
     reading.status = (
         bool(_STATUS_PHRASE.search(text))
         or bool(token_set & _STATUS_WORDS)
         or any(t.startswith(_STATUS_PREFIXES) for t in tokens)
     )
     reading.creates = bool(token_set & _CREATE) or wants
-    reading.edit_verb = bool(token_set & _EDIT_VERBS)
+    # A verb of changing right after an article is a noun ("a set of", "a quick fix"): not a change.
+    reading.edit_verb = any(
+        t in _EDIT_VERBS and (i == 0 or tokens[i - 1] not in _ARTICLES) for i, t in enumerate(tokens)
+    )
     reading.modifier = bool(token_set & _MODIFIERS) or bool(re.search(r"\b\w+er (?:than|que)\b", text))
+    # "Make it smile", "fais-le sourire", "make them pop": making something already there do or be otherwise.
+    reading.modifier = reading.modifier or any(
+        t in _CREATE and nxt in _OBJECT_PRONOUNS for t, nxt in zip(tokens, tokens[1:], strict=False)
+    )
     reading.timed = bool(token_set & _TIMED)
     reading.new = bool(token_set & _NEW) and not re.search(r"\bl autre (?:fois|jour)\b", text)
     reading.back = bool(_BACK.search(text))
     greeting = bool(token_set & _GREETING)
     acknowledges = bool(token_set & _ACK) or bool(_CLOSING.search(text))
+    reading.acknowledges = acknowledges
     if (acknowledges or greeting) and _ack_only(folded, tokens):
         reading.ack, reading.greeting = acknowledges, greeting and not acknowledges
     # "Turn X into a video", "animate X", "a video from the photo": a new work made from an existing one.
     transform = bool(token_set & _TRANSFORM_VERBS) and any(
         t in _INTO and any(media_kind(n) for n in tokens[i + 1 : i + 5]) for i, t in enumerate(tokens)
     )
-    from_source = reading.creates and bool(_SOURCE.search(text)) and "video" in kinds_in(text)
-    reading.transform = transform or bool(_ANIMATE.search(text)) or (from_source and len(kinds_in(text)) > 1)
+    reading.transform = transform or bool(_ANIMATE.search(text))
 
     target_at = max((i for i, t in enumerate(tokens) if t in _PLACE_INTO), default=-1)
     placing = bool(token_set & _PLACE_VERBS) and target_at >= 0
@@ -464,20 +500,48 @@ def read_message(message: str, language: str = "en") -> Reading:
             reading.indefinite_kinds.add(kind)
         if token.endswith(("s", "x")) and not token.endswith("ss") and stem(token) != token:
             reading.several = True  # plural works: "posters", "affiches"
+    # "A video from the photo", "une animation avec la photo du chat": a video made of existing work.
+    creating = reading.creates or bool(reading.indefinite_kinds)
+    sources = set(reading.kinds) - {"video"}
+    from_source = bool(reading.definite_kinds - {"video"}) or bool(_SOURCE.search(text))
+    if creating and sources and from_source and "video" in reading.kinds and "video" not in reading.definite_kinds:
+        reading.transform = True
     numbers = [t for t in tokens if t.isdigit() and t != "3d"]
-    counted = any(int(t) > 1 and not _DURATION.search(folded.replace(t, "#", 1)) for t in numbers)
+    # A number after a work is its number ("poster 2"), after "the"/"all" it counts existing ones ("all three").
+    counts = [
+        t
+        for i, t in enumerate(tokens)
+        if (t in _COUNTS or (t.isdigit() and t != "3d" and int(t) > 1))
+        and not (i and (media_kind(tokens[i - 1]) or tokens[i - 1] in _DEFINITE or tokens[i - 1] in _ALL))
+    ]
+    counted = any(not t.isdigit() or not _DURATION.search(folded.replace(t, "#", 1)) for t in counts)
     conjoined = len(reading.kinds) > 1 and bool(token_set & _folded("and et y und e"))
-    reading.several = reading.several or counted or conjoined or bool(token_set & _COUNTS) or bool(token_set & _SERIES)
+    reading.several = reading.several or counted or conjoined or bool(token_set & _SERIES)
     reading.topic = [
         t
         for t in content_terms(message)
         if t not in _CUE_WORDS and not media_kind(t) and not t.isdigit() and len(t) > 2
     ]
-    # "Can you make videos?": asks what Lomote can do, names nothing to make.
+    topics = set(reading.topic)
+    # A work named with no article at all ("logo for my bakery", "vidéo de mon chien") is one to make.
+    reading.bare_kinds = {
+        media_kind(t) for i, t in enumerate(tokens) if media_kind(t) and not _determiner_before(tokens, i)
+    } - reading.definite_kinds
+    reading.indefinite_topic = any(
+        stem(token) in topics and _determiner_before(tokens, i) == "indefinite" for i, token in enumerate(tokens)
+    ) and not (reading.edits or reading.back)
+    for i, token in enumerate(tokens):
+        if (stem(token) in topics or token in _SERIES) and any(t in _DEFINITE for t in tokens[max(0, i - 3) : i]):
+            if token in _SERIES:
+                reading.definite_series = True
+            else:
+                reading.definite_words.add(stem(token))
+    # "Can you make videos?", "what can you make?": asks what Lomote can do, names nothing to make.
     bare = not (reading.topic or reading.definite_kinds or reading.indefinite_kinds or numbers)
-    if reading.question and reading.request and reading.creates and reading.kinds and bare and not reading.edits:
-        reading.capability = True
-        reading.request = False
+    if reading.question and reading.creates and bare and not reading.edits:
+        if reading.wh or (reading.request and reading.kinds):
+            reading.capability = True
+            reading.request = False
     return reading
 
 
@@ -668,15 +732,34 @@ def route(
     creating = reading.creates or bool(reading.indefinite_kinds) or (reading.several and not reading.definite_kinds)
     if reading.new and not reading.edit_verb and creating:
         return _create(message, reading, "a new work")
-    names_existing = bool(named) and bool(reading.definite_kinds & _named_kinds(named))
+    names_existing = bool(named) and (
+        bool(reading.definite_kinds & _named_kinds(named))
+        or reading.definite_series
+        or any(_names_in_title(word, named) for word in reading.definite_words)
+    )
     if reading.edits or reading.back or (names_existing and not reading.indefinite_kinds):
         decision = _existing(reading, matches, named, recent)
         if decision is not None:
             return decision
-    if creating:
+    if creating or reading.indefinite_topic or reading.bare_kinds:
         return _create(message, reading, "a request to make something")
-    decision = _existing(reading, matches, named, recent)
-    return decision if decision is not None else _create(message, reading, "nothing to choose from")
+    # No verb, no kind of work made new: a fragment about work the index shows ("the slogan in French").
+    if named or reading.definite_words or reading.definite_kinds:
+        decision = _existing(reading, matches, named, recent)
+        if decision is not None:
+            return decision
+    if reading.acknowledges:
+        return {"route": "answer", "reply": _reply("thanks", language), "reason": "thanks"}
+    return {"route": "answer", "reply": _reply("unclear", language), "reason": "asks nothing I can see"}
+
+
+def _names_in_title(word: str, named: list[Match]) -> bool:
+    """Whether a word said with "the" is in the title of a named task or of its work ("the cat" → "Ginger cat")."""
+    for match in named:
+        terms, _ = _entry_terms(match.entry)
+        if terms.get(word, 0.0) >= 2.0:
+            return True
+    return False
 
 
 def _named_kinds(named: list[Match]) -> set[str]:
@@ -715,6 +798,8 @@ def _existing(
     plausible = [m for m in matches if m.status not in CLOSED]
     if not plausible:
         return None
+    if reading.kinds and not reading.edits and not set(reading.kinds) & _named_kinds(plausible):
+        return None  # it names a kind of work none of these tasks made: something else
     last = _last_task(recent)
     pick = [m for m in plausible if m.id == last]
     if not pick and len(plausible) == 1:
@@ -758,7 +843,7 @@ def _question(
             state = match.entry.get("state") or match.status
             replies.append(_reply("status", language, title=match.entry["title"], id=match.id, state=state))
         return {"route": "answer", "reply": " ".join(replies), "reason": "a question about how work is going"}
-    if (reading.edits or reading.creates) and not reading.wh:
+    if (reading.edits or reading.creates or reading.indefinite_kinds) and not reading.wh:
         # "Is it possible…" without the usual words of a request still asks for something to be done.
         decision = _existing(reading, matches, named, recent) if named or reading.edits else None
         if decision is not None:

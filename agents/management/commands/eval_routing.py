@@ -15,7 +15,8 @@ throwaway workspace, so the Router reaches it exactly as it would in that worksp
 
 About 30 % of the cases are held out, chosen by a hash of state and text (stable, independent of order and
 of the rules): the rules were tuned on the rest. Failures of the held-out cases are listed only with
-`--show-held-out`. Exit code 0, unless `--min-accuracy` is given and a router's overall accuracy misses it.
+`--show-held-out`. Exit code 0, unless `--min-accuracy` is given and the scripted Router's overall accuracy
+misses it (a model Router is reported, not judged: its figures are the model's).
 """
 
 import hashlib
@@ -312,7 +313,8 @@ def report(evaluation: Evaluation, *, show_held_out: bool = False, failures: boo
     languages = Counter(o.case.language for o in outcomes)
     models = Counter(o.router_model or "(no answer: fell back to asking)" for o in outcomes)
     lines = [
-        f"Routing evaluation — {evaluation.router} router ({', '.join(f'{m} ×{n}' for m, n in models.most_common())})",
+        f"Routing evaluation — {evaluation.router} Router (answers from "
+        f"{', '.join(f'{m} ×{n}' for m, n in models.most_common())})",
         f"{len(outcomes)} cases ({', '.join(f'{n} {lang}' for lang, n in sorted(languages.items()))}) over "
         f"{len({o.case.state for o in outcomes})} workspace states",
         "",
@@ -382,7 +384,7 @@ class Command(BaseCommand):
     help = (
         "Route the routing evaluation set through Main and print accuracy per route, overall, on the held-out "
         "split and the confusion table, for the scripted Router and, with --profile (or "
-        f"${PROFILE_ENV}), a model Router. Exit 0 unless --min-accuracy is missed."
+        f"${PROFILE_ENV}), a model Router. Exit 0 unless the scripted Router misses --min-accuracy."
     )
 
     def add_arguments(self, parser):
@@ -391,7 +393,11 @@ class Command(BaseCommand):
         parser.add_argument("--profile-workspace", type=int, help="The workspace of --profile, if ambiguous.")
         parser.add_argument("--split", choices=("all", "tuning", "held-out"), default="all")
         parser.add_argument("--state", action="append", default=[], help="Only these states (repeatable).")
-        parser.add_argument("--min-accuracy", type=_fraction, help="Exit 1 if a router's overall accuracy is lower.")
+        parser.add_argument(
+            "--min-accuracy",
+            type=_fraction,
+            help="Exit 1 if the scripted Router's overall accuracy is lower (0-1 or %%).",
+        )
         parser.add_argument("--show-held-out", action="store_true", help="List held-out failures too.")
         parser.add_argument("--no-failures", action="store_true", help="Do not list failures.")
 
@@ -409,22 +415,25 @@ class Command(BaseCommand):
             cases = [c for c in cases if c.state in options["state"]]
         if not cases:
             raise CommandError("no case to run")
-        routers: list[tuple[str, ModelProfile | None]] = [(f"scripted ({SCRIPTED_ROUTER_MODEL})", None)]
+        routers: list[tuple[str, ModelProfile | None]] = [("scripted", None)]
         if options["profile"]:
             profile = self._profile(options["profile"], options["profile_workspace"])
             routers.append((f"model ({profile.name}: {profile.provider}/{profile.model})", profile))
-        missed = []
+        scripted_accuracy = 1.0
         for label, profile in routers:
             evaluation = evaluate(states=states, cases=cases, profile=profile, label=label)
             self.stdout.write(
                 report(evaluation, show_held_out=options["show_held_out"], failures=not options["no_failures"])
             )
             self.stdout.write("")
-            if options["min_accuracy"] is not None and evaluation.accuracy() < options["min_accuracy"]:
-                missed.append(f"{label}: {_pct(evaluation.accuracy()).strip()}")
-        if missed:
+            if profile is None:
+                scripted_accuracy = evaluation.accuracy()
+        # The target is the embedded default's; a model Router is reported, not judged (its figures are the model's).
+        if options["min_accuracy"] is not None and scripted_accuracy < options["min_accuracy"]:
             raise CommandError(
-                f"below --min-accuracy {_pct(options['min_accuracy']).strip()}: " + "; ".join(missed), returncode=1
+                f"the scripted Router ({SCRIPTED_ROUTER_MODEL}) is below --min-accuracy "
+                f"{_pct(options['min_accuracy']).strip()}: {_pct(scripted_accuracy).strip()}",
+                returncode=1,
             )
 
     def _profile(self, name: str, workspace_id: int | None) -> ModelProfile:
