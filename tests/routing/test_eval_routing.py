@@ -114,3 +114,43 @@ def test_it_refuses_a_malformed_data_set(tmp_path: Path, text, error):
     with pytest.raises(DataSetError, match=error):
         cases_load(path)
     assert InboxMessage.objects.count() == 0
+
+
+def test_the_command_evaluates_a_model_router_from_a_profile(capsys, tmp_path: Path, workspace):
+    # given a model profile in a workspace, answered by a fake model that always says "answer"
+    from agents.models import ModelProfile, ProviderKind
+    from agents.providers import registry
+    from agents.providers.base import ModelResponse, ToolCallIntent, Usage
+
+    class AlwaysAnswers:
+        def __init__(self):
+            self.requests = []
+
+        def complete(self, request):
+            self.requests.append(request)
+            call = ToolCallIntent("r1", "route_message", {"route": "answer", "reply": "Hello."})
+            return ModelResponse(text="", tool_calls=[call], usage=Usage(), model="fake-router-9")
+
+    ModelProfile.objects.create(workspace=workspace, name="fake", provider=ProviderKind.REPLAY, model="m")
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(
+        "states: {empty: {}}\n"
+        "cases:\n"
+        "  - {state: empty, route: answer, en: [Thanks!]}\n"
+        "  - {state: empty, route: new_task, en: [Make three posters for my café]}\n"
+    )
+    fake = AlwaysAnswers()
+
+    # when the set is evaluated with that profile and a minimum only the scripted Router reaches
+    with registry.override(ProviderKind.REPLAY, fake):
+        call_command("eval_routing", "--cases", str(cases), "--profile", "fake", "--min-accuracy", "100")
+
+    # then both routers are reported: the scripted one right twice, the model (reached through the profile,
+    # copied into each throwaway workspace) right once; the model is reported, not judged, so no failure
+    printed = capsys.readouterr().out
+    assert "scripted Router" in printed and "model (fake: replay/m) Router" in printed and "fake-router-9" in printed
+    assert len(fake.requests) == 2
+    scripted, model = printed.split("Routing evaluation")[1:]
+    assert "overall               2        2    100.0 %" in scripted
+    assert "overall               2        1     50.0 %" in model
+    assert ModelProfile.objects.filter(name="fake").count() == 1  # the copies were rolled back
