@@ -46,6 +46,7 @@ bench: $(VENV)/.bench-installed
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.generation_bench $(GEN_BENCH_ARGS)
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.context_bench $(CTX_BENCH_ARGS)
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.memory_bench $(MEM_BENCH_ARGS)
+	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.search_bench $(SEARCH_BENCH_ARGS)
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.routing_bench $(ROUTING_BENCH_ARGS)
 
 clean:

@@ -92,11 +92,18 @@ def task_document(task: Task) -> str:
     return fold(task_text(task))
 
 
+def searchable_text(task: Task, redact: Redactor) -> str:
+    """The task's text without what the person asked to forget, line by line: a summary sentence that carries
+    a forgotten term goes, its title and brief stay findable."""
+    lines = (without_forgotten(line, redact) for line in task_text(task).splitlines())
+    return "\n".join(line for line in lines if line.strip())
+
+
 def _task_texts(workspace_id: int, ids: list[int]) -> dict[int, str]:
-    """The search source of tasks: their texts without what the person asked to forget."""
+    """The search source of tasks: their searchable texts."""
     tasks = Task.objects.filter(workspace_id=workspace_id, pk__in=ids).only("pk", "title", "brief", "summary")
     redact = Redactor(workspace_id).refresh()
-    return {task.pk: without_forgotten(task_text(task), redact) for task in tasks}
+    return {task.pk: searchable_text(task, redact) for task in tasks}
 
 
 def _task_ids(workspace_id: int) -> Iterable[int]:
@@ -114,7 +121,7 @@ def task_embeddings_refresh(*, tasks: Iterable[Task]) -> int:
     tasks = list(tasks)
     # What a person asked to forget is never searchable again (agents/services/forgotten.py).
     redactors = {ws: Redactor(ws).refresh() for ws in {t.workspace_id for t in tasks}}
-    texts = [without_forgotten(task_text(t), redactors[t.workspace_id]) for t in tasks]
+    texts = [searchable_text(t, redactors[t.workspace_id]) for t in tasks]
     rows = [
         TaskEmbedding(task_id=t.pk, workspace_id=t.workspace_id, document=fold(text), vector=embed(fold(text)))
         for t, text in zip(tasks, texts, strict=True)

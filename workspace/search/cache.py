@@ -33,6 +33,15 @@ class VectorCache:
                 self._entries.move_to_end(key)
             return matrix
 
+    def get_many(self, keys: list[Key]) -> list[np.ndarray | None]:
+        """Several lookups under one lock acquisition (a search asks for a thousand at once)."""
+        with self._lock:
+            found = [self._entries.get(key) for key in keys]
+            for key, matrix in zip(keys, found, strict=True):
+                if matrix is not None:
+                    self._entries.move_to_end(key)
+            return found
+
     def put(self, key: Key, matrix: np.ndarray) -> None:
         limit = self.limit()
         if matrix.nbytes > limit:

@@ -171,11 +171,14 @@ def score_rows(
     matrices: dict[int, np.ndarray] = {}
     to_fetch: dict[int, str] = {}
     stale: list[int] = []
+    known: list[tuple[int, str]] = []
     for object_id, digest in rows:
         if digest is None or (texts is not None and digest != text_hash(texts.get(object_id, ""))):
             stale.append(object_id)
-            continue
-        matrix = VECTORS.get((query.model_id, digest))
+        else:
+            known.append((object_id, digest))
+    cached = VECTORS.get_many([(query.model_id, digest) for _, digest in known])
+    for (object_id, digest), matrix in zip(known, cached, strict=True):
         if matrix is None:
             to_fetch[object_id] = digest
         else:
