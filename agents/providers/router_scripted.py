@@ -7,9 +7,10 @@ few messages to Main and, in the duplicate phase, the closest in-progress tasks.
 It first READS the message (`read_message`): what it asks for, in six languages — thanks or a greeting; a
 question about what Lomote can do, or about how work is going; a polite request ("could you…", "tu peux…",
 "would it be possible…"); a change to existing work (a verb of changing, a comparative, "two more", "too
-small"); a new work (a verb of making, "I'd like…", or just "three posters for…"); a new work made from an
-existing one ("animate the photo", "turn … into a video", "fais une vidéo à partir de…"); a reference back
-("those", "the other day", "them", "the posters" when posters exist). The kinds of work (poster, photo,
+small", "make it smile"); a new work (a verb of making, "I'd like…", or just "three posters for…", "logo
+for my bakery"); a new work made from an existing one ("animate the photo", "turn … into a video", "fais une
+vidéo à partir de…", "a clip of my cat photo"); a reference back ("those", "the other day", "them", "the
+same", "the posters" when posters exist). The kinds of work (poster, photo,
 video, logo, storyboard…) are read through one small lexicon of the studio's media in six languages, so
 "affiches", "posters" and "carteles" are one kind; other words must match the index, whose `similarity` (the
 index's own measure, lexical or semantic) also ranks the entries.
@@ -25,7 +26,9 @@ Then it DECIDES:
    several → `clarify`. A message that names nothing ("make them warmer") goes to the task the conversation
    was about, or to the only task there is; otherwise the person chooses. With no task at all, nothing is
    asked: it becomes a new task (rule 5);
-5. a request to make something: one item → `lightweight`; a series, a count, plural works → `new_task`.
+5. a request to make something: one item → `lightweight`; a series, a count, plural works → `new_task`;
+6. a fragment that names work the index shows ("the slogan in French") → as rule 4; anything else →
+   `answer`, saying what it can do (never a task made of "ok, d'accord").
 Never `clarify` with nothing to choose from. In the duplicate phase (a new task looks like in-progress
 ones): a request naming a subject none of them has is a new goal; otherwise continue the closest when it is
 very close and alone, else ask.
