@@ -318,15 +318,16 @@ def test_it_falls_back_to_the_offline_model_when_the_endpoint_fails(
 def test_a_save_never_waits_for_the_endpoint(workspace, endpoint_resolver, django_capture_on_commit_callbacks):
     with FakeEmbeddingServer() as server:
         # given an endpoint configured
-        endpoint_resolver(lambda workspace_id: _endpoint(server))
+        asked = []
+        endpoint_resolver(lambda workspace_id: asked.append(workspace_id) or _endpoint(server))
 
         # when an artifact is created and its transaction commits
         with django_capture_on_commit_callbacks(execute=True):
             cat = _make(workspace, ArtifactKind.IMAGE, "Cat photo")
 
-        # then it was embedded locally, not over the network; the first search under the endpoint's model adds
-        # its vector there (one request for the query, one for the artifact)
-        assert server.calls == 0
+        # then it was embedded locally, without even looking the endpoint up; the first search under the
+        # endpoint's model adds its vector there (one request for the query, one for the artifact)
+        assert server.calls == 0 and asked == []
         assert Embedding.objects.get(object_id=cat.pk).model_id == offline_embedder().model_id
         artifact_search_meaning(workspace_id=workspace.pk, text="cat photo")
         assert server.calls == 2 and Embedding.objects.filter(object_id=cat.pk).count() == 2

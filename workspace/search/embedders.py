@@ -209,10 +209,11 @@ def offline_embedder_reset() -> None:
         _offline, _offline_failed_at = None, None
 
 
-def embedders_for(workspace_id: int) -> list[Embedder]:
-    """The embedders to try for this workspace, best first; the lexical one always ends the list."""
+def embedders_for(workspace_id: int, *, remote: bool = True) -> list[Embedder]:
+    """The embedders to try for this workspace, best first; the lexical one always ends the list.
+    `remote=False` leaves the workspace's endpoint out (and does not even look it up)."""
     chain: list[Embedder] = []
-    endpoint = endpoint_for(workspace_id)
+    endpoint = endpoint_for(workspace_id) if remote else None
     if endpoint is not None:
         chain.append(EndpointEmbedder(endpoint))
     offline = offline_embedder()

@@ -28,7 +28,7 @@ from django.db import DatabaseError, transaction
 from workspace.models import Workspace
 from workspace.search import store
 from workspace.search.cache import VECTORS
-from workspace.search.embedders import Embedder, EmbeddingFailed, EndpointEmbedder, embed_first, embedders_for
+from workspace.search.embedders import Embedder, EmbeddingFailed, embed_first, embedders_for
 
 logger = logging.getLogger(__name__)
 
@@ -299,9 +299,7 @@ def embeddings_refresh(*, workspace_id: int, kind: str, texts: Mapping[int, str]
     endpoint's model embeds what is missing in one request."""
     if not texts:
         return ""
-    chain = embedders_for(workspace_id)
-    if not remote:
-        chain = [embedder for embedder in chain if not isinstance(embedder, EndpointEmbedder)]
+    chain = embedders_for(workspace_id, remote=remote)
     hashes = {object_id: text_hash(text) for object_id, text in texts.items()}
     store.rows_invalidate(workspace_id=workspace_id, kind=kind, hashes=hashes)
     # Which rows are already current can only be known per model; ask the first embedder's, then fall back.
