@@ -68,10 +68,22 @@ _LETTERS: dict[str, dict[str, float]] = {
     "â": {"fr": 0.5, "pt": 0.5},
 }
 
+# Words that tell a language in short requests but still carry meaning for search ("anime la photo"): they count
+# for detection only, never as stop words.
+_REQUEST_WORDS: dict[str, str] = {
+    "en": "animate add bring put keep remove",
+    "fr": "à donne anime ajoute rajoute mets fais refais enlève retire garde change",
+    "es": "anima añade pon quita",
+    "de": "füge animiere entferne",
+    "it": "anima aggiungi metti togli",
+    "pt": "anima adiciona põe tira",
+}
+
 _VOCABULARY: dict[str, set[str]] = {}
-for _language, _words in _WORDS.items():
-    for _word in _words.split():
-        _VOCABULARY.setdefault(_word, set()).add(_language)
+for _table in (_WORDS, _REQUEST_WORDS):
+    for _language, _words in _table.items():
+        for _word in _words.split():
+            _VOCABULARY.setdefault(_word, set()).add(_language)
 
 # Words and elided articles ("l'affiche", "dell'immagine"): the apostrophe splits them.
 _TOKEN = re.compile(r"[^\W\d_]+", re.UNICODE)

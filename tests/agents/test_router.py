@@ -738,3 +738,22 @@ def test_it_marks_messages_sent_with_an_api_key(workspace, router, no_enqueue):
     message = main_message_post(access=access, text="Make a series of 3 retro brand posters")
     assert message.api_request is True
     assert message.inbox_message.source == "api_key"
+
+
+@pytest.mark.parametrize(
+    "text, language",
+    [
+        ("Donne vie à ma photo de chat", "fr"),
+        ("Anime la photo du chat", "fr"),
+        ("Ajoute deux affiches", "fr"),
+        ("Animate the photo of my cat", "en"),
+        ("Añade dos carteles", "es"),
+        ("Aggiungi due poster", "it"),
+    ],
+)
+def test_short_requests_are_told_by_their_verbs(text, language):
+    from agents.language import content_terms, language_detect, stem, words
+
+    assert language_detect(text) == language
+    # the verb that tells the language still counts for search: it is not a stop word
+    assert stem(words(text)[0]) in content_terms(text)
