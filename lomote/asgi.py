@@ -76,5 +76,16 @@ def websocket_app():
     )
 
 
+def warm_up_search() -> None:
+    """Load the offline embedding model in the background as the server starts (1.5–3 s): the first message
+    routed or artifact searched would otherwise wait for it inside its request."""
+    import threading
+
+    from workspace.search.embedders import offline_embedder
+
+    threading.Thread(target=offline_embedder, name="search-warm-up", daemon=True).start()
+
+
 leave_form_bodies_to_django()
+warm_up_search()
 application = ProtocolTypeRouter({"http": django_asgi_app, "websocket": websocket_app()})
