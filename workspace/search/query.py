@@ -304,21 +304,29 @@ def embeddings_refresh(*, workspace_id: int, kind: str, texts: Mapping[int, str]
     store.rows_invalidate(workspace_id=workspace_id, kind=kind, hashes=hashes)
     # Which rows are already current can only be known per model; ask the first embedder's, then fall back.
     for embedder in chain:
-        current = store.hashes_read(
-            workspace_id=workspace_id, kind=kind, model_id=embedder.model_id, object_ids=list(texts)
-        )
-        todo = [i for i in texts if current.get(i) != hashes[i]]
-        if not todo:
-            return embedder.model_id
         try:
-            made = embed_objects(embedder, {i: texts[i] for i in todo})
+            _embed_stale(workspace_id=workspace_id, kind=kind, embedder=embedder, texts=texts, hashes=hashes)
         except EmbeddingFailed as exc:
             logger.info("%s; falling back", exc)
             continue
-        items = [(i, made[i], hashes[i]) for i in todo]
-        _write(workspace_id=workspace_id, kind=kind, model_id=embedder.model_id, items=items)
         return embedder.model_id
     return ""
+
+
+def _embed_stale(
+    *, workspace_id: int, kind: str, embedder: Embedder, texts: Mapping[int, str], hashes: Mapping[int, str]
+) -> int:
+    """Embed and store the objects whose row under `embedder`'s model was not made from their current text;
+    returns how many were written. Raises EmbeddingFailed (nothing written)."""
+    current = store.hashes_read(
+        workspace_id=workspace_id, kind=kind, model_id=embedder.model_id, object_ids=list(texts)
+    )
+    todo = [i for i in texts if current.get(i) != hashes[i]]
+    if not todo:
+        return 0
+    made = embed_objects(embedder, {i: texts[i] for i in todo})
+    items = [(i, made[i], hashes[i]) for i in todo]
+    return _write(workspace_id=workspace_id, kind=kind, model_id=embedder.model_id, items=items)
 
 
 def embeddings_update(*, workspace_id: int, kind: str, texts: Mapping[int, str]) -> None:
@@ -391,18 +399,14 @@ def _reembed_one(*, workspace_id: int, kind: str, source: Source, batch: int) ->
         hashes = {i: text_hash(t) for i, t in texts.items()}
         if embedder is None:
             embedder = _working(chain, texts)
-        current = store.hashes_read(workspace_id=workspace_id, kind=kind, model_id=embedder.model_id, object_ids=chunk)
-        todo = [i for i in texts if current.get(i) != hashes[i]]
-        if not todo:
-            continue
         try:
-            made = embed_objects(embedder, {i: texts[i] for i in todo})
+            report.embedded += _embed_stale(
+                workspace_id=workspace_id, kind=kind, embedder=embedder, texts=texts, hashes=hashes
+            )
         except EmbeddingFailed as exc:
             report.error = str(exc)
             report.model_id = embedder.model_id
             return report
-        items = [(i, made[i], hashes[i]) for i in todo]
-        report.embedded += _write(workspace_id=workspace_id, kind=kind, model_id=embedder.model_id, items=items)
     if embedder is None:  # no objects of the kind: every row left is an orphan
         report.pruned = store.rows_delete(workspace_id=workspace_id, kind=kind)
         return report
