@@ -20,6 +20,7 @@ from agents.services import task_settings as settings_services
 from agents.services import tasks as task_services
 from agents.services.artifact_delete import artifact_delete_ask
 from agents.services.memory_forget import memory_forget_ask
+from agents.services.provenance import version_provenance
 from lomote.kernel.pagination import CursorlessPagination
 from lomote.kernel.serializers import error_responses, validated
 from workspace.apis import WorkspaceApi
@@ -155,6 +156,24 @@ class ArtifactDeleteApi(WorkspaceApi):
         card, _ = artifact_delete_ask(access=access, artifact_id=artifact_id)
         body = {"artifact": artifact_id, "status": "awaiting_confirmation", "card": card}
         return Response(serializers.ArtifactDeleteOut(body).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ArtifactVersionProvenanceApi(WorkspaceApi):
+    serializer_class = serializers.ProvenanceOut
+
+    @extend_schema(
+        operation_id="artifacts_versions_provenance",
+        description="How this version was made: the task, the person's request (the messages the step read, or "
+        "the brief), the exact model lease (provider, model, base URL host), the tool calls of the step that made "
+        "it with their results, the generation job, the human decisions (cards and who resolved them), the "
+        "charges keyed by call id, the earlier version and source artifacts it came from, and the memories the "
+        "step was shown. A person's own version says who wrote it. Anything forgotten is shown as removed. "
+        "Viewers may read; 404 for another workspace's or a deleted artifact, or a version that does not exist.",
+        responses={200: serializers.ProvenanceOut, **error_responses(404)},
+    )
+    def get(self, request, workspace_id, artifact_id, number):
+        found = version_provenance(access=self.access(), artifact_id=artifact_id, number=number)
+        return Response(serializers.ProvenanceOut(found).data)
 
 
 def _task_action(view: WorkspaceApi, service, task_id: int) -> Response:

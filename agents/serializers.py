@@ -598,3 +598,132 @@ class ArtifactDeleteOut(serializers.Serializer):
     artifact = serializers.IntegerField()
     status = serializers.ChoiceField(choices=["awaiting_confirmation"])
     card = CardOut(help_text="The confirmation card: a person confirms it to delete the artifact for good.")
+
+
+# --- provenance: how an artifact version was made -----------------------------------------------------------
+
+
+class ProvenanceArtifactOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    title = serializers.CharField()
+    version = serializers.IntegerField(help_text="The version described.")
+    current_version = serializers.IntegerField()
+    media_type = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+
+class ProvenanceTaskOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    status = serializers.ChoiceField(choices=TaskStatus.choices)
+
+
+class ProvenanceRequestOut(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["message", "brief"], help_text="An inbox message the step read, or the task's brief."
+    )
+    id = serializers.IntegerField(help_text="The inbox message's id, or the task's for its brief.")
+    source = serializers.CharField(help_text="person, api_key, runtime… or `task` for the brief.")
+    author = serializers.CharField(allow_null=True, help_text="The author's username.")
+    text = serializers.CharField(allow_blank=True)
+    main_message_id = serializers.IntegerField(allow_null=True, help_text="The Main message it came through.")
+    created_at = serializers.DateTimeField()
+
+
+class ProvenanceModelOut(serializers.Serializer):
+    provider = serializers.CharField()
+    model = serializers.CharField()
+    base_url_host = serializers.CharField(allow_blank=True, help_text="Only the host; never a key or a path.")
+    context_tokens = serializers.IntegerField()
+    turn_id = serializers.IntegerField()
+    turn_number = serializers.IntegerField()
+
+
+class ProvenanceStepOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="The step's place in its task.")
+    turn_number = serializers.IntegerField()
+    model = serializers.CharField(help_text="The model that produced the step's decision, as it answered.")
+    text = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+    made_by_call = serializers.CharField(help_text="The id of the tool call that made the version.")
+
+
+class ProvenanceCallOut(serializers.Serializer):
+    call_id = serializers.CharField()
+    name = serializers.CharField()
+    status = serializers.CharField()
+    input = serializers.JSONField()
+    result = serializers.JSONField(allow_null=True)
+    error = serializers.JSONField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class ProvenanceJobOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    provider = serializers.CharField()
+    status = serializers.CharField()
+    prompt = serializers.CharField(allow_blank=True)
+    params = serializers.JSONField()
+    call_id = serializers.CharField(help_text="The tool call that submitted it.")
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class ProvenanceDecisionOut(serializers.Serializer):
+    card_id = serializers.IntegerField()
+    kind = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.ChoiceField(choices=CardStatus.choices)
+    resolution = serializers.JSONField()
+    resolved_by = serializers.CharField(allow_null=True, help_text="The username of who resolved it.")
+    resolved_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class ProvenanceChargeOut(serializers.Serializer):
+    call_id = serializers.CharField(help_text="The tool call the order is keyed by.")
+    operation = serializers.CharField()
+    amount = serializers.IntegerField(help_text="Credits.")
+    status = serializers.ChoiceField(choices=["held", "captured", "released", "refunded"])
+    authorisation = serializers.CharField()
+    captured = serializers.BooleanField()
+    released = serializers.BooleanField(help_text="Released or refunded: nothing was kept.")
+    created_at = serializers.DateTimeField()
+    settled_at = serializers.DateTimeField(allow_null=True)
+
+
+class ProvenanceSourceOut(serializers.Serializer):
+    relation = serializers.ChoiceField(choices=["previous_version", "source"])
+    artifact_id = serializers.IntegerField()
+    artifact_title = serializers.CharField()
+    artifact_kind = serializers.CharField()
+    version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class ProvenanceMemoryOut(serializers.Serializer):
+    version_id = serializers.IntegerField()
+    kind = serializers.CharField(allow_blank=True)
+    subject = serializers.CharField(allow_blank=True)
+    status = serializers.CharField(help_text="active, superseded, forgotten (content removed) or deleted.")
+    content = serializers.CharField(allow_blank=True)
+
+
+class ProvenanceOut(serializers.Serializer):
+    artifact = ProvenanceArtifactOut()
+    made_by = serializers.ChoiceField(choices=["agent", "person", "system"])
+    person = serializers.CharField(allow_null=True, help_text="The username of the person who wrote or uploaded it.")
+    task = ProvenanceTaskOut(allow_null=True)
+    request = ProvenanceRequestOut(many=True)
+    model = ProvenanceModelOut(allow_null=True, help_text="The exact model lease of the turn that made it.")
+    step = ProvenanceStepOut(allow_null=True)
+    tool_calls = ProvenanceCallOut(many=True, help_text="The calls of the step that made it, in order.")
+    job = ProvenanceJobOut(allow_null=True, help_text="The generation job that produced it.")
+    decisions = ProvenanceDecisionOut(many=True, help_text="The task's cards that led to it, newest first.")
+    charges = ProvenanceChargeOut(many=True)
+    derived_from = ProvenanceSourceOut(many=True)
+    memories = ProvenanceMemoryOut(many=True, help_text="The long-term memories its step was shown.")

@@ -33,6 +33,11 @@ urlpatterns = [
         name="artifact-delete",
     ),
     path(
+        "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/versions/<id:number>/provenance/",
+        apis.ArtifactVersionProvenanceApi.as_view(),
+        name="artifact-version-provenance",
+    ),
+    path(
         "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/flow/runs/",
         apis.FlowRunCreateApi.as_view(),
         name="artifact-flow-runs",
