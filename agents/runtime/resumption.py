@@ -19,6 +19,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from agents.exceptions import ToolPermissionDenied
 from agents.locks import task_locked
 from agents.models import (
     Card,
@@ -50,7 +51,7 @@ from agents.services.turns import ACTIVE_TURN_STATUSES, basis_now, turn_start
 from agents.services.wakeups import decide_after_jobs
 from agents.tools.base import Tool, ToolContext, ToolResult
 from agents.tools.permissions import check_tool_permission
-from agents.tools.registry import tool_get
+from agents.tools.registry import tool_get, tool_names_keeping_receipts
 from billing.models import OrderStatus
 from billing.selectors import order_find, task_spending
 from billing.services.orders import order_release
@@ -59,8 +60,32 @@ from workspace.selectors import Access
 from workspace.services.events import event_append
 
 REVIEW_SOURCE = "resume_review"
-# Tools whose calls have effects outside our transaction: their operation ids are the completed actions.
-RECEIPT_TOOLS = ("generate_image", "generate_video", "generate_3d")
+
+
+@dataclass
+class Reading:
+    """What judging a task reads once: the interrupted call and its action, spending, sources, the acting role."""
+
+    call: ToolCall | None
+    tool: type[Tool] | None
+    action: Action | None
+    spending: dict[str, int | None]
+    sources: tuple[int | None, int | None]
+    role: str
+
+    @classmethod
+    def of(cls, task: Task) -> "Reading":
+        call = interrupted_call(task)
+        tool, action = _action(task, call) if call is not None else (None, None)
+        role = with_acting_role(Task.objects.filter(pk=task.pk)).values_list("acting_role", flat=True).first()
+        return cls(
+            call=call,
+            tool=tool,
+            action=action,
+            spending=task_spending(workspace_id=task.workspace_id, task_id=task.pk),
+            sources=source_revisions(task),
+            role=role or Role.VIEWER,
+        )
 
 
 @dataclass
@@ -146,13 +171,14 @@ def _action(task: Task, call: ToolCall) -> tuple[type[Tool] | None, Action]:
     )
 
 
-def checkpoint_export(task: Task) -> Checkpoint:
+def checkpoint_export(task: Task, reading: Reading | None = None) -> Checkpoint:
     """The task's portable checkpoint (schema 1): what its work relies on and where it stands."""
-    call = interrupted_call(task)
+    reading = reading or Reading.of(task)
     basis = task.basis or basis_now(task)  # a task from before bases were kept relies on the present
-    spending = task_spending(workspace_id=task.workspace_id, task_id=task.pk)
     active = Turn.objects.filter(task=task, status__in=ACTIVE_TURN_STATUSES).first()
-    completed = ToolCall.objects.filter(turn__task=task, status=ToolCallStatus.DONE, name__in=RECEIPT_TOOLS)
+    completed = ToolCall.objects.filter(
+        turn__task=task, status=ToolCallStatus.DONE, name__in=tool_names_keeping_receipts()
+    )
     checklist = list(task.checklist.order_by("position").values("position", "title", "status"))
     return Checkpoint(
         schema_=1,
@@ -160,9 +186,9 @@ def checkpoint_export(task: Task) -> Checkpoint:
         tenant=task.workspace_id,
         subject=task.created_by_id,
         goal_revision=basis["goal_revision"],
-        source_revision=source_revisions(task)[0],
+        source_revision=reading.sources[0],
         config_version=basis["config_version"],
-        status=_status(task, call),
+        status=_status(task, reading.call),
         facts={
             "title": task.title,
             "taskStatus": task.status,
@@ -170,27 +196,26 @@ def checkpoint_export(task: Task) -> Checkpoint:
             "openItems": sum(1 for item in checklist if item["status"] in ("pending", "in_progress")),
         },
         completed_actions=list(completed.order_by("pk").values_list("call_id", flat=True)),
-        pending_action=_action(task, call)[1] if call is not None else None,
-        spent=spending["spent"],
-        held=spending["held"],
+        pending_action=reading.action,
+        spent=reading.spending["spent"],
+        held=reading.spending["held"],
         step_count=active.steps.count() if active is not None else 0,
     )
 
 
-def _may_act(task: Task) -> bool:
+def _may_act(task: Task, role: str) -> bool:
     """The person the task acts for can still edit in its workspace, and the task is not put away."""
-    role = with_acting_role(Task.objects.filter(pk=task.pk)).values_list("acting_role", flat=True).first()
-    return task.archived_at is None and role is not None and role_at_least(role, Role.EDITOR)
+    return task.archived_at is None and role_at_least(role, Role.EDITOR)
 
 
-def _contract(task: Task, tool: type[Tool] | None, action: Action | None) -> list[dict[str, Any]]:
+def _contract(task: Task, reading: Reading) -> list[dict[str, Any]]:
     """The (tool, target) pairs the task may act on, as far as the pending action is concerned: its own pair if the
     tool exists, the task may use it now, and it targets this workspace."""
+    tool, action = reading.tool, reading.action
     if tool is None or action is None or not isinstance(action.target, dict):
         return []
     if action.target.get("workspace") != task.workspace_id:
         return []
-    role = with_acting_role(Task.objects.filter(pk=task.pk)).values_list("acting_role", flat=True).first()
     ctx = ToolContext(
         workspace_id=task.workspace_id,
         task_id=task.pk,
@@ -198,30 +223,30 @@ def _contract(task: Task, tool: type[Tool] | None, action: Action | None) -> lis
         step_index=0,
         call_id=str(action.id),
         generation=0,
-        role=role or Role.VIEWER,
+        role=reading.role,
         permissions=task.permissions,
         autonomy=task.autonomy,
     )
     try:
         check_tool_permission(tool, ctx)
-    except Exception:  # noqa: BLE001 - any refusal means: not in the contract
+    except ToolPermissionDenied:
         return []
     return [{"tool": action.tool, "target": action.target}]
 
 
-def present(task: Task, checkpoint: Checkpoint, tool: type[Tool] | None) -> tuple[ResumeContext, dict[str, Any]]:
-    """The context the checkpoint is judged against: the task as it is now, for the person it acts for."""
+def present(task: Task, reading: Reading) -> tuple[ResumeContext, dict[str, Any]]:
+    """The context a checkpoint is judged against: the task as it is now, for the person it acts for; and the
+    basis the work would have if it went on now."""
     now = basis_now(task)
-    spending = task_spending(workspace_id=task.workspace_id, task_id=task.pk)
-    remaining = spending["remaining"]
+    spending, remaining = reading.spending, reading.spending["remaining"]
     context = ResumeContext(
         mission=task.pk,
         tenant=task.workspace_id,
         subject=task.created_by_id,
         goal_revision=now["goal_revision"],
         config_version=now["config_version"],
-        min_source_revision=source_revisions(task)[1],
-        next_step_allowed=_may_act(task),
+        min_source_revision=reading.sources[1],
+        next_step_allowed=_may_act(task, reading.role),
         # An approved budget: what was spent and held plus what it still allows (None: each order is authorised
         # by billing as it comes, so no ceiling applies here).
         budget=None if remaining is None else spending["spent"] + spending["held"] + remaining,
@@ -229,35 +254,31 @@ def present(task: Task, checkpoint: Checkpoint, tool: type[Tool] | None) -> tupl
         max_steps=settings.LOMOTE_MAX_STEPS_PER_TURN,
         cancel_requested=task.status == TaskStatus.CANCELLED,
         lookup_available=True,
-        pending_contract=_contract(task, tool, checkpoint.pending_action),
+        pending_contract=_contract(task, reading),
     )
     return context, now
 
 
 def judge(task: Task) -> Judged:
     """Evaluate the task's checkpoint against the present (the task row locked by the caller). Reads only."""
-    call = interrupted_call(task)
-    checkpoint = checkpoint_export(task)
-    tool = _action(task, call)[0] if call is not None else None
-    context, now = present(task, checkpoint, tool)
-    expected = checkpoint.pending_action
+    reading = Reading.of(task)
+    checkpoint = checkpoint_export(task, reading)
+    context, now = present(task, reading)
+    tool = reading.tool
 
     def lookup(operation_id: str) -> Action | None:
         if not tool.keeps_receipts:
             raise ReceiptLookupUnavailable(f"{tool.name} keeps no receipts: its outcome cannot be checked")
         try:
-            return tool.receipt(workspace_id=task.workspace_id, operation_id=operation_id, expected=expected)
+            return tool.receipt(workspace_id=task.workspace_id, operation_id=operation_id, expected=reading.action)
         except DatabaseError as exc:
             raise ReceiptLookupUnavailable(f"the receipt store did not answer ({type(exc).__name__})") from exc
 
-    if tool is None:
-        context = context.model_copy(update={"pending_contract": []})
-    return Judged(evaluate(checkpoint, context, lookup), call, tool, now)
+    return Judged(evaluate(checkpoint, context, lookup), reading.call, tool, now)
 
 
 # --- what a verdict does ---
 
-PROCEEDS = (Verdict.NEXT_STEP_PROPOSED, Verdict.SOURCE_REFRESH_REQUIRED)
 STOPS = (
     Verdict.BUDGET_EXCEEDED,
     Verdict.NEXT_STEP_NOT_AUTHORIZED,

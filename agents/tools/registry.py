@@ -27,6 +27,11 @@ def tool_get(name: str) -> type[Tool] | None:
     return _tools.get(name)
 
 
+def tool_names_keeping_receipts() -> list[str]:
+    """The tools whose calls a resume settles by receipt (DESIGN §11): their operation ids are the completed actions."""
+    return sorted(name for name, tool in _tools.entries().items() if tool.keeps_receipts)
+
+
 def tools_visible(loaded_domains: Iterable[str]) -> list[type[Tool]]:
     """Base tools always, then each loaded domain's tools in the order the domains were loaded. Visibility is
     not permission (see tools/permissions).
