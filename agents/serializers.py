@@ -616,7 +616,7 @@ class ProvenanceArtifactOut(serializers.Serializer):
 class ProvenanceTaskOut(serializers.Serializer):
     id = serializers.IntegerField()
     title = serializers.CharField()
-    status = serializers.ChoiceField(choices=TaskStatus.choices)
+    status = serializers.CharField(help_text="The task's status now.")
 
 
 class ProvenanceRequestOut(serializers.Serializer):
@@ -677,7 +677,7 @@ class ProvenanceDecisionOut(serializers.Serializer):
     card_id = serializers.IntegerField()
     kind = serializers.CharField()
     title = serializers.CharField()
-    status = serializers.ChoiceField(choices=CardStatus.choices)
+    status = serializers.CharField(help_text="open, resolved or cancelled.")
     resolution = serializers.JSONField()
     resolved_by = serializers.CharField(allow_null=True, help_text="The username of who resolved it.")
     resolved_at = serializers.DateTimeField(allow_null=True)
@@ -688,7 +688,7 @@ class ProvenanceChargeOut(serializers.Serializer):
     call_id = serializers.CharField(help_text="The tool call the order is keyed by.")
     operation = serializers.CharField()
     amount = serializers.IntegerField(help_text="Credits.")
-    status = serializers.ChoiceField(choices=["held", "captured", "released", "refunded"])
+    status = serializers.CharField(help_text="held, captured, released or refunded.")
     authorisation = serializers.CharField()
     captured = serializers.BooleanField()
     released = serializers.BooleanField(help_text="Released or refunded: nothing was kept.")
