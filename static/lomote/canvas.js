@@ -1,4 +1,5 @@
-// The canvas: the artifact grid (real images, playable video), an artifact view with its version history,
+// The canvas: the artifact grid (real images, playable video, a 3D badge for glTF models), an artifact view with its
+// version history (a glTF/GLB model opens in the interactive 3D viewer of viewer3d.js),
 // the document editor (saves on its base version; a 409 is shown side by side and resolved by the person),
 // and the Flow editor (nodes, edges, params as JSON, per-node conflicts, runs with per-node status).
 // The person's own files come in through the Upload button or by dropping them on the canvas (the server decides
@@ -7,6 +8,7 @@
 
 import { ApiError, fetchText } from "./api.js";
 import { h } from "./dom.js";
+import { modelViewer } from "./viewer3d.js";
 
 const grid = () => document.getElementById("grid");
 const viewer = () => document.getElementById("viewer");
@@ -48,6 +50,7 @@ export class Canvas {
     this.onCard = onCard;
     this.uploading = false;
     this.artifacts = new Map();
+    this.tileShown = new Map(); // artifact id → what its tile shows (see showTile)
     this.openArtifactId = null;
     this.view = null; // what the viewer shows: {artifact, version, ...editor state}
     this.myVersions = new Set(); // "<artifact>:<version>" written from this page
@@ -101,13 +104,18 @@ export class Canvas {
 
   showTile(artifact) {
     this.artifacts.set(artifact.id, artifact);
+    // One change arrives as several events (generation.succeeded, artifact.created…): a tile that would come out the
+    // same is kept, so a click in progress on it is not lost to a replaced element (and its media is not reloaded).
+    const shown = JSON.stringify([artifact.kind, artifact.title, artifact.current_version, artifact.media_type]);
+    const existing = grid().querySelector(`[data-artifact="${artifact.id}"]`);
+    if (existing && this.tileShown.get(artifact.id) === shown) return;
+    this.tileShown.set(artifact.id, shown);
     const tile = h(
       "li",
       { class: "tile", "data-artifact": String(artifact.id), "data-kind": artifact.kind, "data-version": String(artifact.current_version) },
       this.preview(artifact),
       h("button", { type: "button", class: "tile-open", onclick: () => this.open(artifact.id) }, h("bdi", { text: artifact.title }), ` · v${artifact.current_version}`),
     );
-    const existing = grid().querySelector(`[data-artifact="${artifact.id}"]`);
     if (existing) existing.replaceWith(tile);
     else grid().prepend(tile);
   }
@@ -217,6 +225,10 @@ export class Canvas {
   openMedia(number) {
     const { artifact } = this.view;
     const version = artifact.versions.find((v) => v.number === number) || {};
+    if (artifact.kind === "3d") {
+      viewerBody().replaceChildren(modelViewer({ url: this.fileUrl(artifact.id, number), title: artifact.title, caption: `Version ${number}` }));
+      return;
+    }
     viewerBody().replaceChildren(h("figure", { class: "media" }, this.preview({ ...artifact, media_type: version.media_type }, number), h("figcaption", { text: `Version ${number}` })));
   }
 
