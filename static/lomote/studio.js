@@ -205,9 +205,17 @@ class Studio {
   showCard(card) {
     const existing = this.cards.get(card.id);
     const element = this.renderCard(card);
+    // A card is re-rendered when its event arrives (possibly just after another panel focused it): the keyboard
+    // stays where it was — the same control of the new element, else its heading.
+    const active = existing?.contains(document.activeElement) ? document.activeElement : null;
     if (existing) existing.replaceWith(element);
     else chat.append(element);
     this.cards.set(card.id, element);
+    if (active) {
+      const same = active.id ? element.querySelector(`#${CSS.escape(active.id)}`) : null;
+      const action = active.dataset?.action ? element.querySelector(`[data-action="${active.dataset.action}"]`) : null;
+      (same || action || element.querySelector("h3"))?.focus();
+    }
     this.scroll();
   }
 
