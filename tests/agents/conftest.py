@@ -75,3 +75,14 @@ def task(workspace, alice, no_enqueue):
         created_by=alice,
         status=TaskStatus.IDLE,
     )
+
+
+@pytest.fixture
+def upstream(settings):
+    """The simulated generation provider as the default one: `upstream.submissions` counts what reached it."""
+    from workspace.providers import registry
+    from workspace.providers.simulated import SimulatedUpstream
+
+    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "simulated"
+    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as simulated:
+        yield simulated

@@ -40,8 +40,6 @@ from tests.support.rest import events_of, issue_api_key
 from tests.support.runtime import start_turn
 from workspace.authentication import ApiKeyPrincipal
 from workspace.models import ApiKey, GenerationJob, Role
-from workspace.providers import registry
-from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -71,13 +69,6 @@ def deleter(tools):
     DELETED.clear()
     with override(DeleteNote):
         yield
-
-
-@pytest.fixture
-def upstream(settings):
-    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "simulated"
-    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as simulated:
-        yield simulated
 
 
 @pytest.fixture

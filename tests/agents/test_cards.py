@@ -39,20 +39,11 @@ from tests.support.cards import access_of, complete, queued_turn, run_queued
 from tests.support.rest import events_of, issue_api_key
 from workspace.authentication import ApiKeyPrincipal
 from workspace.models import ApiKey, GenerationJob
-from workspace.providers import registry
-from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 POSTER_1 = ("generate_image", {"prompt": "retro brand poster", "checklist_position": 1})
-
-
-@pytest.fixture
-def upstream(settings):
-    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "simulated"
-    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as simulated:
-        yield simulated
 
 
 @pytest.fixture

@@ -21,21 +21,12 @@ from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_reconcile, wallet_topup
 from tests.agents.conftest import says
 from workspace.models import ArtifactVersion, GenerationJob, JobStatus
-from workspace.providers import registry
-from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
 from workspace.services.jobs import job_event_apply, jobs_poll_silent
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 PNG = {"b64": "iVBORw0KGgo=", "media_type": "image/png", "filename": "poster.png", "meta": {}}
-
-
-@pytest.fixture
-def upstream(settings):
-    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "simulated"
-    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as simulated:
-        yield simulated
 
 
 @pytest.fixture

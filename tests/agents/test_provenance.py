@@ -24,8 +24,6 @@ from tests.agents.conftest import says
 from tests.support.factories import WorkspaceFactory
 from tests.support.rest import assert_error
 from workspace.models import GenerationJob
-from workspace.providers import registry
-from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
 from workspace.services.jobs import job_event_apply
@@ -35,13 +33,6 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 PNG = {"b64": "iVBORw0KGgo=", "media_type": "image/png", "filename": "poster.png", "meta": {}}
 REQUEST = "Make a retro poster for the bakery's summer fair"
 CANARY = "Zorblax the heron is our secret mascot"
-
-
-@pytest.fixture
-def upstream(settings):
-    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "simulated"
-    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as simulated:
-        yield simulated
 
 
 @pytest.fixture

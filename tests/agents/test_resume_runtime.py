@@ -24,8 +24,6 @@ from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_topup
 from tests.agents.conftest import says
 from workspace.models import Event, GenerationJob, JobStatus
-from workspace.providers import registry
-from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
 from workspace.services.jobs import job_event_apply
 
@@ -37,13 +35,6 @@ POSTER = ("generate_image", {"prompt": "retro brand poster", "checklist_position
 
 class Killed(BaseException):
     """The worker process died here."""
-
-
-@pytest.fixture
-def upstream(settings):
-    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "simulated"
-    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as simulated:
-        yield simulated
 
 
 @pytest.fixture

@@ -14,21 +14,12 @@ from billing.models import Order
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup
 from workspace.models import Artifact, GenerationJob, JobStatus
-from workspace.providers import registry
-from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
 from workspace.services.jobs import job_event_apply
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 PNG = {"b64": "iVBORw0KGgo=", "media_type": "image/png", "filename": "poster.png", "meta": {}}
-
-
-@pytest.fixture
-def upstream(settings):
-    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "simulated"
-    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as simulated:
-        yield simulated
 
 
 def run_queued_turns():

@@ -18,9 +18,7 @@ from agents.services.tasks import task_create
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup
 from workspace.models import Artifact, GenerationJob, JobStatus
-from workspace.providers import registry
 from workspace.providers.procedural import render_image
-from workspace.providers.simulated import SimulatedUpstream
 from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
 from workspace.services.jobs import job_event_apply
@@ -29,13 +27,6 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 
 PNG = {"b64": "iVBORw0KGgo=", "media_type": "image/png", "filename": "result.png", "meta": {}}
 POSTERS = {"en": "Make a series of 3 retro brand posters", "fr": "Fais une série de 3 affiches rétro pour la marque"}
-
-
-@pytest.fixture
-def upstream(settings):
-    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "simulated"
-    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as simulated:
-        yield simulated
 
 
 @pytest.fixture
