@@ -56,6 +56,12 @@ export class Canvas {
     this.myVersions = new Set(); // "<artifact>:<version>" written from this page
     this.runs = new Map(); // Flow run id → {status, nodes: Map(node id → {status, detail})} from flow.* events
     document.getElementById("viewer-close").onclick = () => this.close();
+    // Escape closes the viewer, except while typing (a document's text, a Flow's params keep their own Escape).
+    viewer().onkeydown = (event) => {
+      if (event.key !== "Escape" || ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName)) return;
+      event.preventDefault();
+      this.close();
+    };
     document.getElementById("new-document").onclick = () => this.create("document");
     document.getElementById("new-flow").onclick = () => this.create("flow");
     const files = document.getElementById("upload-file");
@@ -168,10 +174,14 @@ export class Canvas {
   // --- viewer -------------------------------------------------------------------------------------------
 
   close() {
+    const artifactId = this.openArtifactId;
     viewer().hidden = true;
     delete viewer().dataset.delete;
     this.view = null;
     this.openArtifactId = null;
+    // The keyboard goes back to the tile that opened the viewer (or the canvas heading if it is gone).
+    const tile = document.querySelector(`.tile[data-artifact='${artifactId}'] .tile-open`);
+    (tile || document.getElementById("canvas-heading")).focus();
   }
 
   async open(artifactId, number) {

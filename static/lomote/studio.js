@@ -197,7 +197,7 @@ class Studio {
   /** Show a card and bring it into view with the keyboard on it (a card another panel asked for). */
   async revealCard(cardId) {
     await this.fetchCard(cardId);
-    const heading = this.cards.get(cardId)?.querySelector("h3");
+    const heading = this.cards.get(cardId)?.querySelector(".card-title");
     heading?.scrollIntoView({ block: "center" });
     heading?.focus();
   }
@@ -214,7 +214,7 @@ class Studio {
     if (active) {
       const same = active.id ? element.querySelector(`#${CSS.escape(active.id)}`) : null;
       const action = active.dataset?.action ? element.querySelector(`[data-action="${active.dataset.action}"]`) : null;
-      (same || action || element.querySelector("h3"))?.focus();
+      (same || action || element.querySelector(".card-title"))?.focus();
     }
     this.scroll();
   }
@@ -224,7 +224,7 @@ class Studio {
     const labels = Object.fromEntries((card.options || []).map((o) => [o.id, o.label]));
     const headingId = `card-${card.id}-title`;
     const children = [
-      h("h3", { id: headingId, tabindex: "-1", dir: "auto", text: card.title }),
+      h("h2", { id: headingId, class: "card-title", tabindex: "-1", dir: "auto", text: card.title }),
       h("p", { class: "card-meta", text: `${card.kind} card · ${this.cardSubject(card)} · ${card.status}` }),
       card.body ? h("p", { class: "card-body", dir: "auto", text: card.body }) : null,
     ];
@@ -272,7 +272,7 @@ class Studio {
       for (const button of element.querySelectorAll("button")) button.disabled = true;
       this.showCard(await this.api.post(`/cards/${card.id}/actions/`, body));
       // Keep the keyboard user where they were: on the (now resolved) card.
-      if (hadFocus) this.cards.get(card.id)?.querySelector("h3")?.focus();
+      if (hadFocus) this.cards.get(card.id)?.querySelector(".card-title")?.focus();
     } catch (error) {
       for (const button of element.querySelectorAll("button")) button.disabled = false;
       problem.textContent = error.message;

@@ -46,7 +46,7 @@ def test_it_runs_the_poster_request_from_chat_to_three_images(studio, page):
     shoot(page, "02-quote-card")
 
     # when they approve it with the keyboard (Tab to the Approve button, then Enter)
-    page.locator(".task-card[data-status='open'] h3").click()
+    page.locator(".task-card[data-status='open'] .card-title").click()
     approve = card.locator("button[data-action='approve']")
     for _ in range(10):
         if approve.evaluate("b => b === document.activeElement"):

@@ -170,7 +170,7 @@ def test_it_answers_the_agents_choice_and_confirm_cards_and_asks_for_changes(stu
     shoot(page, "13-choice-card")
 
     # when they choose "A video" with the keyboard: Tab to the first option, arrow to the second, Enter
-    page.locator(f".task-card[data-card='{choice.pk}'] h3").click()
+    page.locator(f".task-card[data-card='{choice.pk}'] .card-title").click()
     focus_with_tab(page, options.first)
     page.keyboard.press("ArrowRight")
     assert options.nth(1).evaluate("b => b === document.activeElement"), "ArrowRight did not move to A video"
@@ -204,7 +204,7 @@ def test_it_answers_the_agents_choice_and_confirm_cards_and_asks_for_changes(stu
     shoot(page, "15-confirm-card")
 
     # when they confirm it (Tab to Confirm, Enter)
-    page.locator(f".task-card[data-card='{confirm.pk}'] h3").click()
+    page.locator(f".task-card[data-card='{confirm.pk}'] .card-title").click()
     focus_with_tab(page, element.locator("button[data-action='confirm']"))
     page.keyboard.press("Enter")
 

@@ -133,6 +133,6 @@ def test_it_keeps_long_unbroken_rtl_emoji_and_html_text_inside_its_own_box_at_ev
         if result["problems"]
     }
     assert problems == {}
-    card_title = page.locator(f".task-card[data-card='{choice.pk}'] h3")
+    card_title = page.locator(f".task-card[data-card='{choice.pk}'] .card-title")
     assert card_title.evaluate("el => getComputedStyle(el).direction") == "rtl"
     assert page.js_errors == []

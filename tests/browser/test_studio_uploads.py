@@ -100,7 +100,7 @@ def test_it_uploads_a_photo_refuses_a_disguised_one_and_deletes_through_the_card
     card = page.locator(".task-card[data-status='open']", has_text="Delete “cat-photo” for good?")
     expect(card).to_be_visible()
     card_id = card.get_attribute("data-card")
-    expect(card.locator("h3")).to_be_focused()
+    expect(card.locator(".card-title")).to_be_focused()
     expect(page.locator("#viewer")).to_have_attribute("data-delete", "asked")
     expect(page.locator("#notices")).to_contain_text("Nothing is deleted until then")
     assert Artifact.objects.get(pk=photo.pk).deleted_at is None
