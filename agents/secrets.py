@@ -108,7 +108,7 @@ def secrets_reencrypt(*, workspace_id: int | None = None) -> int:
     count = 0
     for pk in rows.order_by("pk").values_list("pk", flat=True):
         with transaction.atomic():
-            secret = ProviderSecret.objects.select_for_update().filter(pk=pk).first()
+            secret = ProviderSecret.objects.select_for_update(no_key=True).filter(pk=pk).first()
             if secret is None:
                 continue
             try:

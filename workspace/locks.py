@@ -2,26 +2,29 @@
 
 Order across tables: a generation job before the artifact its result goes to; an artifact before the asset
 collections it leaves when it is deleted.
+
+FOR NO KEY UPDATE, never FOR UPDATE: see agents/locks.py (a FOR UPDATE lock blocks other transactions'
+foreign-key checks at COMMIT and deadlocks them).
 """
 
 from workspace.models import Artifact, AssetCollection, GenerationJob, Membership, Workspace
 
 
 def workspace_qs_for_update():
-    return Workspace.objects.order_by("pk").select_for_update(of=("self",))
+    return Workspace.objects.order_by("pk").select_for_update(of=("self",), no_key=True)
 
 
 def membership_qs_for_update():
-    return Membership.objects.order_by("pk").select_for_update(of=("self",))
+    return Membership.objects.order_by("pk").select_for_update(of=("self",), no_key=True)
 
 
 def artifact_qs_for_update():
-    return Artifact.objects.order_by("pk").select_for_update(of=("self",))
+    return Artifact.objects.order_by("pk").select_for_update(of=("self",), no_key=True)
 
 
 def generation_job_qs_for_update():
-    return GenerationJob.objects.order_by("pk").select_for_update(of=("self",))
+    return GenerationJob.objects.order_by("pk").select_for_update(of=("self",), no_key=True)
 
 
 def asset_collection_qs_for_update():
-    return AssetCollection.objects.order_by("pk").select_for_update(of=("self",))
+    return AssetCollection.objects.order_by("pk").select_for_update(of=("self",), no_key=True)

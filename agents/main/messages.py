@@ -711,7 +711,7 @@ def main_clarification_apply(*, access: Access, card_id: int, option_id: str) ->
     access.require(Role.EDITOR)
     with transaction.atomic():
         card = (
-            Card.objects.select_for_update(of=("self",))
+            Card.objects.select_for_update(of=("self",), no_key=True)
             .filter(pk=card_id, workspace=access.workspace, kind=CardKind.CLARIFY)
             .first()
         )

@@ -55,7 +55,7 @@ def episode_write(
 
     with transaction.atomic():
         episode = (
-            Episode.objects.select_for_update()
+            Episode.objects.select_for_update(no_key=True)
             .filter(workspace_id=workspace_id, task_id=task_id)
             .order_by("pk")
             .first()

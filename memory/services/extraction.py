@@ -36,7 +36,7 @@ def evidence_extract(*, evidence_id: int) -> list[Outcome] | None:
         )
         with transaction.atomic(durable=True):
             workspace_qs_for_update().filter(pk=evidence.workspace_id).first()
-            evidence = evidence_pending().select_for_update(of=("self",)).filter(pk=evidence_id).first()
+            evidence = evidence_pending().select_for_update(of=("self",), no_key=True).filter(pk=evidence_id).first()
             if evidence is None:
                 return None
             outcomes = candidates_apply(evidence, found)

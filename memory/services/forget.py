@@ -158,7 +158,7 @@ def forget_execute(*, workspace_id: int, forget_id: int) -> ForgetRequest:
     with transaction.atomic():
         workspace_qs_for_update().filter(pk=workspace_id).first()
         request = (
-            ForgetRequest.objects.select_for_update(of=("self",))
+            ForgetRequest.objects.select_for_update(of=("self",), no_key=True)
             .filter(pk=forget_id, workspace_id=workspace_id)
             .first()
         )
@@ -215,7 +215,9 @@ class _Forgetting:
             ids = Derivation.objects.filter(
                 version__memory_id=self.request.memory_id, role__in=STATING_ROLES, evidence__isnull=False
             ).values_list("evidence_id", flat=True)
-        return list(Evidence.objects.select_for_update(of=("self",)).filter(pk__in=list(ids)).order_by("pk"))
+        return list(
+            Evidence.objects.select_for_update(of=("self",), no_key=True).filter(pk__in=list(ids)).order_by("pk")
+        )
 
     def _affected(self, revoked: list[Evidence]) -> list[MemoryVersion]:
         """Versions the evidence stated or refined, then every version that superseded one of them."""
@@ -238,7 +240,9 @@ class _Forgetting:
             )
             found |= later
             frontier = later
-        return list(MemoryVersion.objects.select_for_update(of=("self",)).filter(pk__in=found).order_by("pk"))
+        return list(
+            MemoryVersion.objects.select_for_update(of=("self",), no_key=True).filter(pk__in=found).order_by("pk")
+        )
 
     def _erase_versions(self, versions: list[MemoryVersion]) -> None:
         now = timezone.now()
@@ -350,7 +354,7 @@ class _Forgetting:
         links = Derivation.objects.filter(Q(evidence__in=revoked) | Q(from_version__in=versions), episode__isnull=False)
         ids = sorted(set(links.values_list("episode_id", flat=True)))
         terms = forgotten_terms(self.erased_texts, [], salt=forget_salt(self.workspace_id))
-        for episode in Episode.objects.select_for_update(of=("self",)).filter(pk__in=ids):
+        for episode in Episode.objects.select_for_update(of=("self",), no_key=True).filter(pk__in=ids):
             kept = [
                 s for s in sentences(episode.summary) if not mentions(s, terms, salt=forget_salt(self.workspace_id))
             ]

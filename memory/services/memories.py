@@ -209,7 +209,7 @@ def _merged(old: str, new: str) -> str:
 
 
 def _memory_locked(memory_id: int) -> Memory:
-    return Memory.objects.order_by("pk").select_for_update(of=("self",)).get(pk=memory_id)
+    return Memory.objects.order_by("pk").select_for_update(of=("self",), no_key=True).get(pk=memory_id)
 
 
 def _active(memory: Memory) -> MemoryVersion | None:
@@ -354,7 +354,7 @@ def _memory_of(access: Access, memory_id: int) -> tuple[Memory, MemoryVersion]:
     """The locked memory of the caller's workspace (NotFound elsewhere) and its active version."""
     memory = (
         Memory.objects.order_by("pk")
-        .select_for_update(of=("self",))
+        .select_for_update(of=("self",), no_key=True)
         .filter(pk=memory_id, workspace=access.workspace)
         .first()
     )

@@ -116,7 +116,7 @@ def _lock_workspace(workspace_id: int) -> None:
 
 
 def _lock_run(run_id: int) -> FlowRun:
-    return FlowRun.objects.select_for_update(of=("self",)).get(pk=run_id)
+    return FlowRun.objects.select_for_update(of=("self",), no_key=True).get(pk=run_id)
 
 
 def _run_event(run: FlowRun) -> None:
@@ -288,7 +288,7 @@ def flow_node_retry(*, workspace_id: int, run_id: int, node_id: str) -> FlowRun:
             code="run_not_settled",
             details={"run": run.pk, "status": run.status},
         )
-    nodes = {n.node_id: n for n in run.nodes.select_for_update(of=("self",)).order_by("pk")}
+    nodes = {n.node_id: n for n in run.nodes.select_for_update(of=("self",), no_key=True).order_by("pk")}
     node = nodes.get(node_id)
     if node is None:
         raise NotFound("No such node in this run.", details={"node": node_id})
@@ -343,7 +343,7 @@ def _schedule(run: FlowRun) -> None:
         return
     graph = run.graph
     while True:
-        nodes = {n.node_id: n for n in run.nodes.select_for_update(of=("self",)).order_by("pk")}
+        nodes = {n.node_id: n for n in run.nodes.select_for_update(of=("self",), no_key=True).order_by("pk")}
         progressed = False
         for node in nodes.values():
             if node.status != NodeStatus.PENDING or node.enqueued_at is not None:

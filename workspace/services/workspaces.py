@@ -162,7 +162,7 @@ def api_key_create(*, access: Access, name: str, role: str) -> tuple[ApiKey, str
 @transaction.atomic
 def api_key_revoke(*, access: Access, key_id: int) -> ApiKey:
     access.require(Role.OWNER)
-    key = ApiKey.objects.select_for_update().filter(workspace=access.workspace, pk=key_id).first()
+    key = ApiKey.objects.select_for_update(no_key=True).filter(workspace=access.workspace, pk=key_id).first()
     if key is None:
         raise NotFound("API key not found.")
     if key.revoked_at is None:
