@@ -887,7 +887,13 @@ class _Planner:
         return next((i for i in self.checklist if i.get("position") == position), None)
 
     def question(self) -> str | None:
-        return next((m.get("text", "") for m in self.messages if "?" in (m.get("text") or "")), None)
+        """The person's question, if a message asks one. A card's answer is never a question, even when the
+        card's own title, quoted in it ("[card 53: Continue with: Poster 3?] The person confirmed"), ends in "?"."""
+        for message in self.messages:
+            text = (message.get("text") or "").strip()
+            if "?" in CARD_QUOTE.sub("", text, count=1):
+                return text
+        return None
 
     def ask(self, question: str, options: list[str]) -> Decision:
         return Decision(lines=[question], calls=[("ask_user", {"question": question, "options": options})])
@@ -1610,6 +1616,8 @@ class _Planner:
         return lines
 
 
+# The card a runtime message answers, quoted at its start (agents/services/card_actions.py).
+CARD_QUOTE = re.compile(r"^\[card \d+: [^\]]*\]")
 CARD_ANSWER = re.compile(
     r"^\[card \d+: (?P<title>[^\]]*)\]\s*The person (?P<verb>chose|answered|asked for changes):\s*"
     r"(?P<answer>.+?)\.?$",

@@ -127,6 +127,18 @@ CHANGE_PHRASES = re.compile(
     r"tone (?:it |them )?down|turn (?:it |them )?(?:up|down))\b"
 )
 COMPARATIVES = frozenset("more less plus moins".split())
+# "Make the bakery logo rounder", "get them a bit friendlier": a making verb, something already there (a definite
+# object, never "a logo"), and a comparative — any adjective's, not only the ones listed above. The object's words
+# stop at a preposition, so "make the poster for my sister" is not read as "…sister-er".
+_PREPOSITIONS = r"(?:for|of|with|to|in|on|at|from|by|about|and|or|into|than)"
+_DETERMINERS = r"(?:the|my|our|your|this|that|these|those)"
+_DEFINITE = rf"(?:it|them|this|that|{_DETERMINERS}(?:\s+(?!{_PREPOSITIONS}\b)[a-z'-]+){{1,4}}?)"
+_DEGREE = r"(?:(?:a\s+)?(?:bit|little|lot|tad)\s+|much\s+|slightly\s+|even\s+|way\s+|far\s+)?"
+RESULTATIVE = re.compile(rf"\b(?:make|makes|get|render|keep)\s+{_DEFINITE}\s+{_DEGREE}(?P<adj>[a-z]{{2,}}(?:ier|er))\b")
+NOT_COMPARATIVES = frozenset(
+    "under over after other another rather either neither never ever whether together however her per hers "
+    "water paper poster sticker banner flyer cover letter header footer character order number folder corner".split()
+)
 # "too dark", "trop petit": what is wrong says what to change.
 TOO = re.compile(r"\b(?:too|trop|un peu trop|a bit too|way too)\s+[a-z]{3,}")
 # A length for work already made ("make the video 10 seconds"); with an indefinite article it is new work ("a
@@ -284,6 +296,8 @@ def change_requested(text: str, kind_of: KindOf, *, adding: bool = True) -> bool
     if CHANGE_PHRASES.search(folded) or LONGER.search(folded) or SHORTER.search(folded) or TOO.search(folded):
         return True
     if DURATION.search(folded) and not INDEFINITE_ARTICLE.search(folded):
+        return True
+    if any(m["adj"] not in NOT_COMPARATIVES for m in RESULTATIVE.finditer(folded)):
         return True
     words = _tokens(folded)
     negated = any(t in NEGATIONS for t in words)

@@ -476,6 +476,32 @@ def test_it_tells_changes_additions_and_thanks_apart():
     assert not is_acknowledgement("I don't like it")
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Make the bakery logo rounder and friendlier",
+        "Could you make the mascot a bit cuddlier?",
+        "make them slightly crisper",
+        "Get the teapot much shinier",
+    ],
+)
+def test_it_takes_any_comparative_said_of_existing_work_for_a_change(message):
+    assert change_requested(message, kind_word)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Make a logo for my sister's bakery",
+        "Make the poster for my sister",
+        "Make the flyer under the logo",
+        "Make another banner",
+    ],
+)
+def test_it_does_not_take_new_work_or_a_noun_ending_in_er_for_a_comparative(message):
+    assert not change_requested(message, kind_word)
+
+
 def test_it_reads_item_references_without_taking_time_phrases_for_them():
     items = [Item(n, f"Poster {n} of 3", "image", "done") for n in (1, 2, 3)]
     assert item_references("from last week", items, kind_word) is None

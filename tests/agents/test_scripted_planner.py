@@ -288,6 +288,16 @@ def test_it_asks_when_the_person_asks_a_question_it_cannot_act_on():
     assert "not an LLM" in arguments["question"] and "Which fonts did you use?" in arguments["question"]
 
 
+def test_it_does_not_take_the_answer_to_a_card_whose_title_asks_for_a_question():
+    # given a confirmed "Continue with: Poster 3?" card: its answer quotes the card's title, question mark included
+    done = [p | {"status": "done"} for p in POSTERS]
+    answer = "[card 53: Continue with: Poster 3 of 3 — coffee shop?] The person confirmed; go on."
+    response = _plan(checklist=done, new_messages=[{"id": 9, "text": answer}])
+    # then it does not ask what to do about a "question" (asked in a loop, it never ended)
+    assert [name for name, _ in _calls(response)] == []
+    assert "cannot answer free-form questions" not in response.text
+
+
 def test_it_answers_in_plain_text_when_everything_is_done():
     done = [p | {"status": "done"} for p in POSTERS]
     response = _plan(checklist=done, new_messages=[{"id": 9, "text": "thanks"}])
