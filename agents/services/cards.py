@@ -393,7 +393,18 @@ def card_gate_call(
                 turn=Turn.objects.filter(pk=turn_id).first() if turn_id else None,
                 supersede=False,
             )
+        checklist_item_unstart(task_id, arguments)
     return {"type": "person", "card": open_card.pk, "call": call_id, "reason": open_card.payload.get("reason")}
+
+
+def checklist_item_unstart(task_id: int, arguments: Any) -> None:
+    """Nothing started for the checklist item a call was for (gated by a confirmation, or never run): it is
+    pending again, so a later turn starts it — an item left "in progress" is never started twice."""
+    position = arguments.get("checklist_position") if isinstance(arguments, dict) else None
+    if isinstance(position, int):
+        ChecklistItem.objects.filter(task_id=task_id, position=position, status=ChecklistStatus.IN_PROGRESS).update(
+            status=ChecklistStatus.PENDING
+        )
 
 
 def card_resolve(card: Card, *, resolution: dict[str, Any], by: str, user=None, option: str | None = None) -> Card:
