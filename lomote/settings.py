@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "billing",
     "memory",
     "agents",
+    "simulation",
 ]
 
 MIDDLEWARE = [
