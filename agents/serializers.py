@@ -632,8 +632,11 @@ class ProvenanceRequestOut(serializers.Serializer):
 
 
 class ProvenanceModelOut(serializers.Serializer):
+    lease_id = serializers.IntegerField(help_text="The model lease the turn held.")
     provider = serializers.CharField()
     model = serializers.CharField()
+    params = serializers.JSONField(help_text="The lease's model parameters (temperature…), as fixed for the turn.")
+    leased_at = serializers.DateTimeField()
     base_url_host = serializers.CharField(allow_blank=True, help_text="Only the host; never a key or a path.")
     context_tokens = serializers.IntegerField()
     turn_id = serializers.IntegerField()

@@ -219,7 +219,8 @@ class ArtifactVersion(models.Model):
         if self.author_task_id is not None:
             return {"type": "task", "task": self.author_task_id, "turn": self.author_turn_id}
         if self.author_user_id is not None:
-            return {"type": "user", "id": self.author_user_id}
+            # The person by name as well (the studio shows names, not ids); the same shape as an event's `by`.
+            return {"type": "user", "id": self.author_user_id, "username": self.author_user.get_username()}
         return {"type": "system"}
 
 

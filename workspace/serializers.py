@@ -143,8 +143,22 @@ class GenerationJobQueryIn(StrictSerializer):
     offset = serializers.IntegerField(min_value=0, required=False)
 
 
+class ArtifactAuthorOut(serializers.Serializer):
+    """Who wrote a version: a person (by id and username), a task during one of its turns, or the system."""
+
+    type = serializers.ChoiceField(choices=["user", "task", "system"])
+    id = serializers.IntegerField(required=False, help_text="The person's user id (type user).")
+    username = serializers.CharField(required=False, help_text="The person's username (type user).")
+    task = serializers.IntegerField(required=False, help_text="The authoring task (type task).")
+    turn = serializers.IntegerField(required=False, allow_null=True, help_text="The task's turn (type task).")
+
+    def to_representation(self, instance: dict) -> dict:
+        # Only the keys this kind of author has (a person has no `turn`, not a null one).
+        return {key: value for key, value in instance.items() if key in self.fields}
+
+
 class ArtifactVersionOut(serializers.ModelSerializer):
-    author = serializers.DictField(read_only=True, help_text='{"type": "user"|"task"|"system", ...}')
+    author = ArtifactAuthorOut(read_only=True)
     has_file = serializers.SerializerMethodField()
     file_url = serializers.SerializerMethodField(help_text="Where the version's file (or text) is served.")
 
@@ -183,7 +197,7 @@ class ArtifactOut(serializers.ModelSerializer):
 
     @extend_schema_field(ArtifactVersionOut(many=True))
     def get_versions(self, artifact) -> list[dict]:
-        versions = artifact.versions.order_by("-number")
+        versions = artifact.versions.select_related("author_user").order_by("-number")
         for version in versions:
             version.artifact = artifact
         return ArtifactVersionOut(versions, many=True).data

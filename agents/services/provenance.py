@@ -270,8 +270,12 @@ def version_provenance(*, access: Access, artifact_id: int, number: int) -> Prov
         request=_request(step, task, redact) if step is not None and task is not None else [],
         model=(
             {
+                "lease_id": lease.pk,
                 "provider": lease.provider,
                 "model": lease.model,
+                # Only parameters the provider accepts (agents/providers/openai_compat.py checks them): no secret.
+                "params": lease.params,
+                "leased_at": lease.created_at,
                 "base_url_host": _host(lease.base_url),
                 "context_tokens": lease.context_tokens,
                 "turn_id": turn.pk,

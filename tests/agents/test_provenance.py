@@ -101,6 +101,8 @@ def test_a_generated_poster_says_which_model_call_job_approval_charge_and_reques
     asks = [(r["text"], r["author"]) for r in body["request"] if r["source"] == "person"]
     assert asks == [(REQUEST, "alice")]
     assert body["model"]["provider"] == lease.provider and body["model"]["model"] == lease.model
+    assert (body["model"]["lease_id"], body["model"]["params"]) == (lease.pk, lease.params)
+    assert body["model"]["leased_at"]
     assert body["model"]["turn_id"] == job.turn_id
     assert "secret" not in json.dumps(body["model"])
     [call] = body["tool_calls"]

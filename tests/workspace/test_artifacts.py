@@ -65,7 +65,7 @@ def test_it_creates_an_artifact_with_its_first_version_and_an_event(workspace, a
     assert artifact.created_by == alice and artifact.created_by_task_id is None
     version = artifact.versions.get()
     assert (version.number, version.content, version.media_type) == (1, "# Brand guide", "text/markdown")
-    assert version.author == {"type": "user", "id": alice.pk}
+    assert version.author == {"type": "user", "id": alice.pk, "username": "alice"}
     event = Event.objects.filter(workspace=workspace).latest("seq")
     assert event.kind == "artifact.created"
     assert event.data == {
@@ -73,7 +73,7 @@ def test_it_creates_an_artifact_with_its_first_version_and_an_event(workspace, a
         "kind": "document",
         "title": "Brand guide",
         "version": 1,
-        "author": {"type": "user", "id": alice.pk},
+        "author": {"type": "user", "id": alice.pk, "username": "alice"},
     }
 
 
@@ -164,7 +164,7 @@ def test_it_adds_the_next_version_on_the_current_one(workspace, bob, storyboard)
     assert storyboard.versions.get(number=1).content.startswith("shot 1: the cat")
     event = Event.objects.filter(workspace=workspace).latest("seq")
     assert (event.kind, event.data["version"], event.data["base_version"]) == ("artifact.version_added", 2, 1)
-    assert event.data["author"] == {"type": "user", "id": bob.pk}
+    assert event.data["author"] == {"type": "user", "id": bob.pk, "username": "bob"}
 
 
 def test_it_announces_a_new_version_but_not_a_new_artifact(workspace, bob, storyboard):

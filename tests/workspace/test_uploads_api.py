@@ -93,7 +93,7 @@ def test_it_makes_an_artifact_of_the_kind_the_content_says(
     )
     [version] = body["versions"]
     assert version["media_type"] == media_type and version["has_file"] is True
-    assert version["author"] == {"type": "user", "id": bob.pk}
+    assert version["author"] == {"type": "user", "id": bob.pk, "username": "bob"}
     assert meta.items() <= version["meta"].items()
     assert version["meta"]["upload"]["filename"] == name and version["meta"]["upload"]["bytes"] == len(content)
     stored_version = ArtifactVersion.objects.get(artifact_id=body["id"])
@@ -105,7 +105,11 @@ def test_it_makes_an_artifact_of_the_kind_the_content_says(
     assert b"".join(served.streaming_content) == content
     # and the log says an artifact was created, by whom
     event = Event.objects.filter(workspace=workspace, kind="artifact.created").last()
-    assert event.data["artifact"] == body["id"] and event.data["author"] == {"type": "user", "id": bob.pk}
+    assert event.data["artifact"] == body["id"] and event.data["author"] == {
+        "type": "user",
+        "id": bob.pk,
+        "username": "bob",
+    }
 
 
 def test_it_makes_a_text_upload_a_document_whose_content_is_the_text(workspace, bob, client_for):
@@ -355,7 +359,7 @@ def test_it_adds_the_next_version_from_a_file_on_its_base(workspace, bob, client
     latest = body["versions"][0]
     assert (latest["media_type"], latest["author"], latest["meta"]["change"]) == (
         "image/jpeg",
-        {"type": "user", "id": bob.pk},
+        {"type": "user", "id": bob.pk, "username": "bob"},
         "uploaded cat-v2.jpg",
     )
     event = Event.objects.filter(workspace=workspace, kind="artifact.version_added").last()
