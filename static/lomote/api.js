@@ -77,6 +77,7 @@ export function workspaceApi(workspaceId) {
     get: (path) => request(base + path),
     post: (path, body) => request(base + path, { method: "POST", body: body || {} }),
     put: (path, body) => request(base + path, { method: "PUT", body }),
+    patch: (path, body) => request(base + path, { method: "PATCH", body }),
     upload: (path, form, options) => upload(base + path, form, options),
   };
 }

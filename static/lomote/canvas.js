@@ -8,6 +8,7 @@
 
 import { ApiError, fetchText } from "./api.js";
 import { h } from "./dom.js";
+import { ProvenanceView } from "./provenance.js";
 import { modelViewer } from "./viewer3d.js";
 
 const grid = () => document.getElementById("grid");
@@ -34,16 +35,17 @@ function isPlayableVideo(mediaType) {
   return /^video\//.test(mediaType || "");
 }
 
-function authorText(author) {
+function authorText(author, describeTask) {
   if (!author) return "someone";
-  if (author.type === "task") return `task #${author.task}`;
+  if (author.type === "task") return describeTask ? describeTask(author.task) : `task #${author.task}`;
   if (author.type === "user") return author.username || `user #${author.id}`;
   return author.name || author.type;
 }
 
 export class Canvas {
-  constructor({ api, workspaceId, userId, onError, onCard }) {
+  constructor({ api, workspaceId, userId, onError, onCard, describeTask }) {
     this.api = api;
+    this.describeTask = describeTask; // task id → how the studio names it ("task #3 “Posters”")
     this.workspaceId = workspaceId;
     this.userId = userId;
     this.onError = onError;
@@ -55,10 +57,12 @@ export class Canvas {
     this.view = null; // what the viewer shows: {artifact, version, ...editor state}
     this.myVersions = new Set(); // "<artifact>:<version>" written from this page
     this.runs = new Map(); // Flow run id → {status, nodes: Map(node id → {status, detail})} from flow.* events
+    this.provenance = new ProvenanceView({ api, openVersion: (id, number) => this.openVersion(id, number) });
     document.getElementById("viewer-close").onclick = () => this.close();
     // Escape closes the viewer, except while typing (a document's text, a Flow's params keep their own Escape).
     viewer().onkeydown = (event) => {
-      if (event.key !== "Escape" || ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName)) return;
+      if (event.key !== "Escape" || event.defaultPrevented) return; // the provenance view closes itself first
+      if (["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName)) return;
       event.preventDefault();
       this.close();
     };
@@ -155,7 +159,7 @@ export class Canvas {
     this.view.seenVersion = data.version;
     this.view.artifact = detail;
     this.renderVersions();
-    this.notice(`Version ${data.version} was added by ${authorText(data.author)} while you were viewing this.`, data.version);
+    this.notice(`Version ${data.version} was added by ${authorText(data.author, this.describeTask)} while you were viewing this.`, data.version);
   }
 
   async create(kind) {
@@ -175,6 +179,7 @@ export class Canvas {
 
   close() {
     const artifactId = this.openArtifactId;
+    this.provenance.close({ restoreFocus: false });
     viewer().hidden = true;
     delete viewer().dataset.delete;
     this.view = null;
@@ -189,6 +194,7 @@ export class Canvas {
     this.openArtifactId = artifactId;
     const shown = number || artifact.current_version;
     this.view = { artifact, number: shown, seenVersion: artifact.current_version };
+    if (this.provenance.shown && this.provenance.shown.artifactId !== artifactId) this.provenance.close({ restoreFocus: false });
     viewer().hidden = false;
     viewer().dataset.artifact = String(artifactId);
     viewer().dataset.kind = artifact.kind;
@@ -212,11 +218,35 @@ export class Canvas {
           "li",
           { "data-version": String(v.number) },
           h("button", { type: "button", onclick: () => this.showVersion(v.number), "aria-current": v.number === this.view.number ? "true" : null }, `v${v.number}`),
-          ` by ${authorText(v.author)} · ${new Date(v.created_at).toLocaleString()}`,
+          ` by `,
+          h("span", { class: "version-author", "data-author-type": v.author ? v.author.type : "" }, authorText(v.author, this.describeTask)),
+          ` · ${new Date(v.created_at).toLocaleString()}`,
           v.meta && v.meta.change ? [" · ", h("bdi", { text: v.meta.change })] : null,
+          " ",
+          h("button", {
+            type: "button",
+            class: "how",
+            "aria-label": `How version ${v.number} was made`,
+            "aria-controls": "provenance",
+            "aria-expanded": "false",
+            onclick: () => this.provenance.show(artifact.id, v.number),
+          }, "How was this made"),
         ),
       ),
     );
+    this.provenance.syncTriggers();
+  }
+
+  /** Show one version of an artifact (from a provenance link), with the keyboard on its row in the history. */
+  async openVersion(artifactId, number) {
+    try {
+      await this.open(artifactId, number);
+      const { artifact } = this.view;
+      if ((artifact.kind === "document" || artifact.kind === "flow") && number !== artifact.current_version) await this.showVersion(number);
+      document.querySelector(`#versions [data-version="${number}"] button:not(.how)`)?.focus();
+    } catch (error) {
+      this.onError(error);
+    }
   }
 
   async showVersion(number) {

@@ -6,6 +6,7 @@ import { ApiError, workspaceApi } from "./api.js";
 import { Canvas } from "./canvas.js";
 import { h, progressBar } from "./dom.js";
 import { LiveLog } from "./live.js";
+import { MembersPanel } from "./members.js";
 import { MemoryPanel } from "./memory.js";
 
 const root = document.getElementById("studio");
@@ -62,8 +63,11 @@ class Studio {
     this.messages = new Set();
     this.canvas = new Canvas({
       api: this.api, workspaceId, userId: this.userId, onError: (e) => this.error(e), onCard: (cardId) => this.revealCard(cardId),
+      describeTask: (taskId) => this.taskLabel(taskId),
     });
     this.memory = new MemoryPanel({ api: this.api, userId: this.userId, onCard: (cardId) => this.revealCard(cardId) });
+    // The memory panel names people from the member list: a new member's name is learnt here.
+    this.members = new MembersPanel({ api: this.api, userId: this.userId, onChange: (members) => members.forEach((m) => this.memory.members.set(m.user_id, m.username)) });
     this.live = null;
   }
 
@@ -74,7 +78,7 @@ class Studio {
     // Load the panels as of this seq; the socket replays everything after it, so nothing falls between.
     const after = workspace.last_event_seq || 0;
     await Promise.all([
-      this.loadMessages(), this.loadTasks(), this.loadCards(), this.loadJobs(), this.loadBalance(), this.memory.load(),
+      this.loadMessages(), this.loadTasks(), this.loadCards(), this.loadJobs(), this.loadBalance(), this.memory.load(), this.members.load(),
     ]);
     await this.canvas.load();
     this.live = new LiveLog({
@@ -351,6 +355,8 @@ class Studio {
       this.canvas.flowEvent(kind, data);
     } else if (kind.startsWith("memory.")) {
       this.memory.apply(event);
+    } else if (kind.startsWith("member.")) {
+      this.members.apply(event);
     }
   }
 }

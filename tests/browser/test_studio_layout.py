@@ -115,7 +115,7 @@ def test_it_keeps_long_unbroken_rtl_emoji_and_html_text_inside_its_own_box_at_ev
     page.locator(f".tile[data-artifact='{document.pk}'] .tile-open").click()
     expect(page.locator("#versions li")).to_have_count(2)
     expect(page.locator("#versions li[data-version='2']")).to_contain_text(URL)
-    page.locator("#versions li[data-version='1'] button").click()
+    page.locator("#versions li[data-version='1']").get_by_role("button", name="v1", exact=True).click()
     expect(page.locator(".version-preview pre")).to_contain_text(HASH)
 
     # then at every width the layout holds

@@ -91,7 +91,7 @@ def test_it_uploads_a_photo_refuses_a_disguised_one_and_deletes_through_the_card
     )
 
     # then version 2 is shown in the history, by them
-    expect(page.locator("#versions li[data-version='2']")).to_contain_text(f"v2 by user #{studio.user.pk}")
+    expect(page.locator("#versions li[data-version='2']")).to_contain_text(f"v2 by {studio.user.username}")
     assert ArtifactVersion.objects.get(artifact=photo, number=2).media_type == "image/jpeg"
     expect(tile).to_have_attribute("data-version", "2")
 

@@ -1,0 +1,182 @@
+// The members panel: who is in the workspace, by username, with their role. Owners invite people by username (or
+// email) and change roles; everyone else sees the list read-only. Refusals are said plainly (nobody by that name,
+// already a member, the last owner cannot step down). Reloaded from REST when a member.* event arrives, so a role
+// changed in another tab or by another owner shows here too (and a member made owner gets the owner's controls).
+
+import { ApiError } from "./api.js";
+import { h } from "./dom.js";
+
+const ROLES = [
+  ["viewer", "Viewer"],
+  ["editor", "Editor"],
+  ["owner", "Owner"],
+];
+const ROLE_NAMES = Object.fromEntries(ROLES);
+
+const $ = (id) => document.getElementById(id);
+
+function roleSelect(id, selected) {
+  const select = h("select", { id }, ...ROLES.map(([value, label]) => h("option", { value, text: label })));
+  select.value = selected;
+  return select;
+}
+
+/** A refusal said in the person's terms; the API's own message when there is nothing better to say. */
+export function refusalText(error, { username } = {}) {
+  if (!(error instanceof ApiError)) return String(error);
+  if (error.code === "already_member") return `${username || "That person"} is already a member of this workspace.`;
+  if (error.code === "last_owner") return "A workspace must keep at least one owner: make someone else owner first.";
+  if (error.status === 403) return "Only owners can invite people or change roles.";
+  if (error.status === 400 && error.details && error.details.fields && error.details.fields.user) {
+    return `Nobody has the username or email “${username}”. Check the spelling: they need an account first.`;
+  }
+  if (error.status === 400 && error.details && error.details.fields && error.details.fields.role) {
+    return "Pick viewer, editor or owner.";
+  }
+  return error.message;
+}
+
+export class MembersPanel {
+  constructor({ api, userId, onChange }) {
+    this.api = api;
+    this.userId = userId;
+    this.onChange = onChange || (() => {}); // (members) → other panels refresh the names they show
+    this.members = [];
+    this.mode = null; // "owner" | "read-only": which controls the panel is built with
+    this.reloading = null;
+  }
+
+  get isOwner() {
+    const me = this.members.find((m) => m.user_id === this.userId);
+    return Boolean(me && me.role === "owner");
+  }
+
+  async load() {
+    const page = await this.api.get("/members/?limit=200");
+    this.members = page.results;
+    this.render();
+    this.onChange(this.members);
+  }
+
+  /** A member.* event: reload once the burst is over, and say what happened. */
+  apply(event) {
+    const data = (event && event.data) || {};
+    const by = data.by && data.by.username ? ` (by ${data.by.username})` : "";
+    if (event.kind === "member.added") this.notice(`${data.user} joined as ${ROLE_NAMES[data.role] || data.role}${by}.`);
+    else if (event.kind === "member.role_changed") this.notice(`${data.user} is now ${ROLE_NAMES[data.role] || data.role}${by}.`);
+    else if (event.kind === "member.removed") this.notice(`${data.user} is no longer a member${by}.`);
+    clearTimeout(this.reloading);
+    this.reloading = setTimeout(() => this.load().catch((error) => this.problem(error)), 100);
+  }
+
+  notice(text) {
+    const notice = $("members-notice");
+    if (!notice) return;
+    notice.textContent = text;
+    notice.hidden = !text;
+  }
+
+  problem(error, context) {
+    const element = $("members-error");
+    if (!element) return;
+    element.textContent = error ? refusalText(error, context) : "";
+    element.dataset.code = error instanceof ApiError ? error.code : "";
+    element.hidden = !error;
+  }
+
+  // --- rendering ----------------------------------------------------------------------------------------
+
+  render() {
+    const mode = this.isOwner ? "owner" : "read-only";
+    if (mode !== this.mode) this.build(mode);
+    this.renderList();
+  }
+
+  /** The panel's frame: built again only when the person's own role changes, so a half-typed invite survives. */
+  build(mode) {
+    this.mode = mode;
+    const body = $("members-body");
+    body.dataset.mode = mode;
+    const parts = [
+      h("p", { id: "members-notice", class: "members-notice", role: "status", "aria-live": "polite", hidden: true }),
+      h("ul", { id: "members", class: "members", "aria-label": "Members and their roles" }),
+      h("p", { id: "members-error", class: "error", role: "alert", hidden: true }),
+    ];
+    if (mode === "owner") {
+      const user = h("input", { id: "member-invite-user", type: "text", maxlength: "254", autocomplete: "off", required: true, placeholder: "username or email" });
+      parts.push(h("form", { id: "member-invite", class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.invite(); } },
+        h("label", { for: "member-invite-user", text: "Invite by username" }),
+        user,
+        h("label", { for: "member-invite-role", text: "as" }),
+        roleSelect("member-invite-role", "viewer"),
+        h("button", { type: "submit", id: "member-invite-send" }, "Invite")));
+    } else {
+      parts.push(h("p", { class: "reason", id: "members-read-only", text: "Only owners can invite people or change roles." }));
+    }
+    body.replaceChildren(...parts);
+  }
+
+  renderList() {
+    const list = $("members");
+    // The keyboard stays on the same control when the list is drawn again (a live event, a saved role).
+    const focused = list.contains(document.activeElement) ? document.activeElement.id : null;
+    const owner = this.mode === "owner";
+    list.replaceChildren(...this.members.map((member) => {
+      const you = member.user_id === this.userId;
+      const name = h("span", { class: "member-name" }, h("bdi", { text: member.username }), you ? h("span", { class: "reason", text: " (you)" }) : null);
+      const item = h("li", { class: "member", "data-member": String(member.id), "data-username": member.username, "data-role": member.role }, name);
+      if (owner) {
+        const selectId = `member-${member.id}-role`;
+        const select = roleSelect(selectId, member.role);
+        item.append(h("form", { class: "member-role", onsubmit: (e) => { e.preventDefault(); this.changeRole(member, select.value); } },
+          h("label", { for: selectId, class: "visually-hidden", text: `Role of ${member.username}` }),
+          select,
+          h("button", { type: "submit", id: `member-${member.id}-save`, "aria-label": `Change the role of ${member.username}` }, "Change role")));
+      } else {
+        item.append(h("span", { class: "badge member-role-name", "data-role": member.role, text: ROLE_NAMES[member.role] || member.role }));
+      }
+      return item;
+    }));
+    if (focused) $(focused)?.focus();
+  }
+
+  // --- actions ------------------------------------------------------------------------------------------
+
+  async invite() {
+    const input = $("member-invite-user");
+    const username = input.value.trim();
+    const role = $("member-invite-role").value;
+    if (!username) {
+      this.problem(new Error("Type the username (or email) of the person to invite."));
+      input.focus();
+      return;
+    }
+    const button = $("member-invite-send");
+    button.disabled = true;
+    this.problem(null);
+    try {
+      const member = await this.api.post("/members/", { user: username, role });
+      input.value = "";
+      this.notice(`${member.username} joined as ${ROLE_NAMES[member.role] || member.role}.`);
+      await this.load();
+    } catch (error) {
+      this.problem(error, { username });
+      input.focus();
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  async changeRole(member, role) {
+    this.problem(null);
+    try {
+      const updated = await this.api.patch(`/members/${member.id}/`, { role });
+      this.notice(`${updated.username} is now ${ROLE_NAMES[updated.role] || updated.role}.`);
+      await this.load();
+    } catch (error) {
+      this.problem(error, { username: member.username });
+      const select = $(`member-${member.id}-role`);
+      if (select) select.value = member.role; // the refused role is not left showing as if it were saved
+    }
+  }
+}

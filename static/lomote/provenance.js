@@ -1,0 +1,249 @@
+// "How was this made": the provenance of one artifact version, opened from its row in the version history.
+// The task and the person's request, the exact model lease, the tool calls with their results, the generation job,
+// the human decisions (cards, and who resolved them, by name), the charges, the versions and source artifacts it
+// came from (each opens in the viewer) and the memories the step was shown — all from
+// GET …/artifacts/<id>/versions/<n>/provenance/. Escape or Close goes back to the button that opened it.
+
+import { h } from "./dom.js";
+
+const section = () => document.getElementById("provenance");
+
+const MADE_BY = { agent: "the agent", person: "a person", system: "the system" };
+const RELATIONS = { previous_version: "the earlier version", source: "the source" };
+const ACTIONS = {
+  approve: "Approved",
+  confirm: "Confirmed",
+  decline: "Declined",
+  choose: "Chose",
+  adjust: "Asked for changes",
+  answer: "Answered",
+};
+
+function when(iso) {
+  return iso ? new Date(iso).toLocaleString() : "";
+}
+
+/** A JSON value for reading: indented, and cut short past a few thousand characters. */
+function json(value, limit = 4000) {
+  const text = JSON.stringify(value ?? null, null, 1);
+  return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters)` : text;
+}
+
+/** What a person decided on a card, by name: "Approved by alice". */
+export function decisionText(decision) {
+  if (decision.status !== "resolved") return decision.status === "open" ? "Still open" : `Closed (${decision.status})`;
+  const resolution = decision.resolution || {};
+  let text = ACTIONS[resolution.action] || resolution.action || "Resolved";
+  if (resolution.action === "choose" && resolution.label) text += ` “${resolution.label}”`;
+  text += decision.resolved_by ? ` by ${decision.resolved_by}` : " by the runtime";
+  if (resolution.text) text += `: ${resolution.text}`;
+  return decision.resolved_at ? `${text} · ${when(decision.resolved_at)}` : text;
+}
+
+function part(id, title, ...body) {
+  const headingId = `provenance-${id}-heading`;
+  return h("section", { class: "provenance-part", "data-part": id, "aria-labelledby": headingId },
+    h("h5", { id: headingId, text: title }), ...body);
+}
+
+function none(text) {
+  return h("p", { class: "reason", text });
+}
+
+export class ProvenanceView {
+  /** `openVersion(artifactId, number)` shows another version or artifact in the viewer. */
+  constructor({ api, openVersion }) {
+    this.api = api;
+    this.openVersion = openVersion;
+    this.shown = null; // {artifactId, number}
+    this.request = 0;
+    section().addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        this.close();
+      }
+    });
+  }
+
+  isShowing(artifactId, number) {
+    return Boolean(this.shown && this.shown.artifactId === artifactId && this.shown.number === number);
+  }
+
+  /** The button in the version history that opens this version's provenance (re-rendered rows make new ones). */
+  trigger(number) {
+    return document.querySelector(`#versions [data-version="${number}"] button.how`);
+  }
+
+  async show(artifactId, number) {
+    const asked = ++this.request;
+    this.shown = { artifactId, number };
+    const box = section();
+    box.hidden = false;
+    box.dataset.artifact = String(artifactId);
+    box.dataset.version = String(number);
+    box.dataset.state = "loading";
+    box.setAttribute("aria-busy", "true");
+    box.replaceChildren(this.header(`How version ${number} was made`), h("p", { role: "status", text: "Loading…" }));
+    this.syncTriggers();
+    this.focusHeading();
+    let found;
+    try {
+      found = await this.api.get(`/artifacts/${artifactId}/versions/${number}/provenance/`);
+    } catch (error) {
+      if (asked !== this.request) return;
+      box.replaceChildren(this.header(`How version ${number} was made`), h("p", { class: "error", role: "alert", text: error.message }));
+      box.dataset.state = "error";
+      box.removeAttribute("aria-busy");
+      return;
+    }
+    if (asked !== this.request) return; // another version was asked for meanwhile
+    this.render(found);
+    box.dataset.state = "ready";
+    box.removeAttribute("aria-busy");
+    this.focusHeading();
+  }
+
+  close({ restoreFocus = true } = {}) {
+    const shown = this.shown;
+    this.shown = null;
+    this.request += 1;
+    section().hidden = true;
+    section().replaceChildren();
+    this.syncTriggers();
+    if (restoreFocus && shown) this.trigger(shown.number)?.focus();
+  }
+
+  /** Each row's button says whether its provenance is the one shown. */
+  syncTriggers() {
+    for (const button of document.querySelectorAll("#versions button.how")) {
+      const number = Number(button.closest("[data-version]").dataset.version);
+      button.setAttribute("aria-expanded", this.shown && this.shown.number === number ? "true" : "false");
+    }
+  }
+
+  focusHeading() {
+    document.getElementById("provenance-title")?.focus();
+  }
+
+  header(title) {
+    return h("header", { class: "panel-head" },
+      h("h4", { id: "provenance-title", tabindex: "-1", text: title }),
+      h("button", { type: "button", id: "provenance-close", onclick: () => this.close() }, "Close"));
+  }
+
+  render(found) {
+    const { artifact } = found;
+    const title = h("span", {}, `How version ${artifact.version} of “`, h("bdi", { text: artifact.title }), "” was made");
+    const header = this.header("");
+    header.querySelector("h4").replaceChildren(title);
+    const by = found.made_by === "person" && found.person ? found.person : MADE_BY[found.made_by] || found.made_by;
+    section().replaceChildren(
+      header,
+      h("p", { class: "provenance-summary", "data-made-by": found.made_by },
+        `Made by ${by} · ${when(artifact.created_at)}${artifact.media_type ? ` · ${artifact.media_type}` : ""}`),
+      this.task(found),
+      this.requestPart(found.request),
+      this.model(found),
+      this.calls(found),
+      this.decisions(found.decisions),
+      this.charges(found.charges),
+      this.sources(found.derived_from),
+      this.memories(found.memories),
+    );
+  }
+
+  task(found) {
+    if (!found.task) return part("task", "Task", none(found.made_by === "person" ? "Written or uploaded by a person, outside any task." : "No task."));
+    const { task } = found;
+    return part("task", "Task", h("p", { "data-task": String(task.id) }, `#${task.id} “`, h("bdi", { text: task.title }), `” · ${task.status} now`));
+  }
+
+  requestPart(request) {
+    if (!request.length) return part("request", "The request", none("No request recorded."));
+    return part("request", "The request",
+      h("ol", { class: "provenance-list" }, ...request.map((r) =>
+        h("li", { "data-kind": r.kind, "data-source": r.source },
+          h("span", { class: "reason", text: `${r.kind === "brief" ? "The task's brief" : `Message (${r.source})`}${r.author ? ` from ${r.author}` : ""} · ${when(r.created_at)}` }),
+          h("p", { class: "quote", dir: "auto", text: r.text })))));
+  }
+
+  model(found) {
+    const { model, step } = found;
+    if (!model) return part("model", "Model", none("No model: no agent step made this version."));
+    const params = Object.keys(model.params || {}).length ? Object.entries(model.params).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ") : "defaults";
+    return part("model", "Model",
+      h("dl", { class: "provenance-facts" },
+        h("dt", { text: "Model" }), h("dd", { "data-model": model.model, text: `${model.model} (${model.provider})` }),
+        h("dt", { text: "Lease" }), h("dd", { text: `#${model.lease_id} of turn ${model.turn_number} · ${when(model.leased_at)}` }),
+        h("dt", { text: "Parameters" }), h("dd", { text: params }),
+        model.base_url_host ? [h("dt", { text: "Endpoint" }), h("dd", { text: model.base_url_host })] : null,
+        h("dt", { text: "Context" }), h("dd", { text: `${model.context_tokens} tokens` }),
+        step ? [h("dt", { text: "Step" }), h("dd", { text: `step ${step.number} (answered as ${step.model}) · ${when(step.created_at)}` })] : null),
+      step && step.text ? h("p", { class: "quote", dir: "auto", text: step.text }) : null);
+  }
+
+  calls(found) {
+    const madeBy = found.step ? found.step.made_by_call : null;
+    const items = found.tool_calls.map((call) => {
+      const made = call.call_id === madeBy;
+      return h("li", { class: "provenance-call", "data-call": call.call_id, "data-name": call.name, "data-made": made ? "true" : null },
+        h("p", {}, h("strong", { text: call.name }), ` · ${call.status}${made ? " · made this version" : ""}`),
+        h("details", {},
+          h("summary", { text: `Input and result of ${call.name}` }),
+          h("p", { class: "reason", text: `Call ${call.call_id} · ${when(call.started_at)} → ${when(call.finished_at)}` }),
+          h("h6", { text: "Input" }), h("pre", { text: json(call.input) }),
+          h("h6", { text: call.error ? "Error" : "Result" }), h("pre", { text: json(call.error || call.result) })));
+    });
+    const job = found.job
+      ? h("p", { class: "provenance-job", "data-job": String(found.job.id) },
+        `Generation job #${found.job.id} (${found.job.kind}, ${found.job.provider}): ${found.job.status}`,
+        found.job.prompt ? [" · prompt “", h("bdi", { text: found.job.prompt }), "”"] : null)
+      : null;
+    return part("calls", "Tool calls",
+      items.length ? h("ol", { class: "provenance-list" }, ...items) : none("No tool calls."), job);
+  }
+
+  decisions(decisions) {
+    if (!decisions.length) return part("decisions", "Human decisions", none("No decision was asked of a person."));
+    return part("decisions", "Human decisions",
+      h("ul", { class: "provenance-list" }, ...decisions.map((d) =>
+        h("li", { class: "provenance-decision", "data-card": String(d.card_id), "data-status": d.status },
+          h("p", {}, h("bdi", { text: d.title }), h("span", { class: "reason", text: ` · ${d.kind} card` })),
+          h("p", { class: "decision", "data-resolved-by": d.resolved_by || "", text: decisionText(d) })))));
+  }
+
+  charges(charges) {
+    if (!charges.length) return part("charges", "Charges", none("Nothing was charged."));
+    return part("charges", "Charges",
+      h("ul", { class: "provenance-list" }, ...charges.map((c) => {
+        const outcome = c.captured ? "charged" : c.released ? "released, nothing kept" : c.status;
+        return h("li", { class: "provenance-charge", "data-status": c.status },
+          `${c.amount} credits for ${c.operation} · ${outcome} · ${c.authorisation.replaceAll("_", " ")} · ${when(c.settled_at || c.created_at)}`);
+      })));
+  }
+
+  sources(sources) {
+    if (!sources.length) return part("sources", "Came from", none("Nothing earlier: this is where it starts."));
+    return part("sources", "Came from",
+      h("ul", { class: "provenance-list" }, ...sources.map((s) =>
+        h("li", { "data-relation": s.relation },
+          `${RELATIONS[s.relation] || s.relation}: `,
+          h("button", {
+            type: "button",
+            class: "link",
+            "data-artifact": String(s.artifact_id),
+            "data-version": String(s.version),
+            onclick: () => this.openVersion(s.artifact_id, s.version),
+          }, h("bdi", { text: s.artifact_title }), ` v${s.version}`),
+          h("span", { class: "reason", text: ` · ${s.artifact_kind} · ${when(s.created_at)}` })))));
+  }
+
+  memories(memories) {
+    if (!memories.length) return part("memories", "Memories it was shown", none("No long-term memory was shown to this step."));
+    return part("memories", "Memories it was shown",
+      h("ul", { class: "provenance-list" }, ...memories.map((m) =>
+        h("li", { "data-memory-version": String(m.version_id), "data-status": m.status },
+          h("span", { class: "reason", text: `${m.kind || "memory"}${m.subject ? ` · ${m.subject}` : ""} · ${m.status}` }),
+          h("p", { class: "quote", dir: "auto", text: m.content })))));
+  }
+}
