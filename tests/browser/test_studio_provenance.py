@@ -16,6 +16,7 @@ from tests.browser.conftest import log_in, shoot
 pytestmark = [pytest.mark.browser, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 POSTER = "Make a retro poster for the bakery's summer fair"
+TASTE = "Our bakery's posters always use warm orange."
 
 
 def _focused(page, locator) -> bool:
@@ -38,6 +39,11 @@ def test_it_shows_how_a_generated_poster_was_made_with_the_model_the_calls_and_w
     # given a workspace whose policy asks before every paid order, and alice in the studio
     spend_policy_update(access=studio.access, no_confirm_threshold=0)
     log_in(page, studio)
+    # and a preference she told the memory panel, which is in the profile every step is shown
+    page.get_by_label("Remember").fill(TASTE)
+    page.get_by_label("Kind").select_option("preference")
+    page.get_by_role("button", name="Remember", exact=True).click()
+    expect(page.locator("#profile li")).to_have_count(1)
 
     # when she asks Main for a poster and approves its quote card
     page.get_by_label("Message to Main").fill(POSTER)
@@ -90,8 +96,8 @@ def test_it_shows_how_a_generated_poster_was_made_with_the_model_the_calls_and_w
     expect(decision).to_have_text(re.compile(r"^Approved by alice"))
     # the charge, captured
     expect(view.locator(".provenance-charge[data-status='captured']")).to_contain_text("credits for")
-    # the memories part is there and says what the step was shown
-    expect(view.locator("[data-part='memories'] h5")).to_have_text("Memories it was shown")
+    # and the memory the step was shown
+    expect(view.locator("[data-part='memories'] li")).to_contain_text(["orange"])
     shoot(page, "provenance-poster")
 
     # when she opens the call's details with the keyboard
