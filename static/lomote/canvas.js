@@ -229,7 +229,7 @@ export class Canvas {
             "aria-label": `How version ${v.number} was made`,
             "aria-controls": "provenance",
             "aria-expanded": "false",
-            onclick: () => this.provenance.show(artifact.id, v.number),
+            onclick: () => this.provenance.toggle(artifact.id, v.number),
           }, "How was this made"),
         ),
       ),

@@ -169,6 +169,10 @@ export class MembersPanel {
 
   async changeRole(member, role) {
     this.problem(null);
+    if (role === member.role) {
+      this.notice(`${member.username} is already ${ROLE_NAMES[role] || role}.`);
+      return;
+    }
     try {
       const updated = await this.api.patch(`/members/${member.id}/`, { role });
       this.notice(`${updated.username} is now ${ROLE_NAMES[updated.role] || updated.role}.`);

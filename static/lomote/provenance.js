@@ -74,6 +74,12 @@ export class ProvenanceView {
     return document.querySelector(`#versions [data-version="${number}"] button.how`);
   }
 
+  /** The version's button: opens its provenance, or closes it when it is the one shown (it says aria-expanded). */
+  toggle(artifactId, number) {
+    if (this.isShowing(artifactId, number)) this.close();
+    else this.show(artifactId, number);
+  }
+
   async show(artifactId, number) {
     const asked = ++this.request;
     this.shown = { artifactId, number };

@@ -95,6 +95,11 @@ def test_it_lets_an_owner_invite_by_username_and_change_a_role_at_800_px(studio,
     expect(panel.get_by_role("button", name="Change the role of bob")).to_be_focused()
     assert Membership.objects.get(workspace=studio.workspace, user=bob).role == "viewer"
 
+    # when she presses Change role without choosing another role, nothing is sent and she is told so
+    change.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#members-notice")).to_have_text("bob is already Viewer.")
+
     # when she tries to step down while the only owner
     mine = panel.locator(".member[data-username='alice']")
     mine.get_by_label("Role of alice", exact=True).select_option("editor")

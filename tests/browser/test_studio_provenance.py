@@ -117,6 +117,11 @@ def test_it_shows_how_a_generated_poster_was_made_with_the_model_the_calls_and_w
     page.set_viewport_size({"width": 800, "height": 1000})
     how.click()
     expect(view).to_have_attribute("data-state", "ready")
+    # (its button toggles it, as its aria-expanded says: pressed again it closes, pressed once more it opens)
+    how.click()
+    expect(view).to_be_hidden()
+    how.click()
+    expect(view).to_have_attribute("data-state", "ready")
     wide = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert wide <= 0, f"the page scrolls sideways by {wide}px at 800 px"
     view.scroll_into_view_if_needed()
