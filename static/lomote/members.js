@@ -18,6 +18,7 @@ const $ = (id) => document.getElementById(id);
 function roleSelect(id, selected) {
   const select = h("select", { id }, ...ROLES.map(([value, label]) => h("option", { value, text: label })));
   select.value = selected;
+  select.dataset.saved = selected;
   return select;
 }
 
@@ -120,6 +121,11 @@ export class MembersPanel {
     const list = $("members");
     // The keyboard stays on the same control when the list is drawn again (a live event, a saved role).
     const focused = list.contains(document.activeElement) ? document.activeElement.id : null;
+    // A role picked but not yet saved survives the redraw, unless someone changed that member's role meanwhile.
+    const picked = new Map();
+    for (const select of list.querySelectorAll("select")) {
+      if (select.value !== select.dataset.saved) picked.set(select.id, { value: select.value, saved: select.dataset.saved });
+    }
     const owner = this.mode === "owner";
     list.replaceChildren(...this.members.map((member) => {
       const you = member.user_id === this.userId;
@@ -128,6 +134,8 @@ export class MembersPanel {
       if (owner) {
         const selectId = `member-${member.id}-role`;
         const select = roleSelect(selectId, member.role);
+        const pending = picked.get(selectId);
+        if (pending && pending.saved === member.role) select.value = pending.value;
         item.append(h("form", { class: "member-role", onsubmit: (e) => { e.preventDefault(); this.changeRole(member, select.value); } },
           h("label", { for: selectId, class: "visually-hidden", text: `Role of ${member.username}` }),
           select,

@@ -57,12 +57,15 @@ export class ProvenanceView {
     this.openVersion = openVersion;
     this.shown = null; // {artifactId, number}
     this.request = 0;
-    section().addEventListener("keydown", (event) => {
+    section().hidden = true; // a view left from another workspace goes
+    section().replaceChildren();
+    // Assigned, not added: the studio makes a new view when the person switches workspace, and only it may answer.
+    section().onkeydown = (event) => {
       if (event.key === "Escape") {
         event.preventDefault();
         this.close();
       }
-    });
+    };
   }
 
   isShowing(artifactId, number) {

@@ -36,7 +36,8 @@ def _focused(locator) -> bool:
 
 
 def test_it_lets_an_owner_invite_by_username_and_change_a_role_at_800_px(studio, page, make_user):
-    from workspace.models import Membership
+    from workspace.models import Membership, Role
+    from workspace.services.workspaces import membership_add
 
     # given alice, owner, in the studio at 800 px wide, and bob, who has an account but is not a member
     bob = _person(make_user, "bob")
@@ -103,6 +104,11 @@ def test_it_lets_an_owner_invite_by_username_and_change_a_role_at_800_px(studio,
     # when she tries to step down while the only owner
     mine = panel.locator(".member[data-username='alice']")
     mine.get_by_label("Role of alice", exact=True).select_option("editor")
+    # (and, before she saves, someone joins: the live redraw keeps the role she picked)
+    make_user("carol")
+    membership_add(access=studio.access, user_identifier="carol", role=Role.VIEWER)
+    expect(panel.locator(".member[data-username='carol']")).to_have_attribute("data-role", "viewer")
+    expect(mine.get_by_label("Role of alice", exact=True)).to_have_value("editor")
     mine.get_by_role("button", name="Change the role of alice").click()
 
     # then it is refused plainly and her role shows as it is, still owner

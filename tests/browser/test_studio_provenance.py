@@ -51,7 +51,8 @@ def test_it_shows_how_a_generated_poster_was_made_with_the_model_the_calls_and_w
     card = page.locator(".task-card[data-status='open']")
     expect(card.locator("button[data-action='approve']")).to_be_visible(timeout=30_000)
     card.locator("button[data-action='approve']").click()
-    expect(page.locator(".task-card[data-status='resolved']").first).to_be_visible()
+    # and the card in the chat says who approved it, by name
+    expect(page.locator(".task-card[data-status='resolved'] .card-resolution")).to_have_text("Approved by alice")
 
     # then the poster arrives on the canvas
     tile = page.locator(".tile[data-kind='image']")
