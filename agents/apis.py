@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from agents import selectors, serializers
 from agents.main import messages as main_services
-from agents.models import CardStatus, TaskKind, TaskStatus
+from agents.models import CardKind, CardStatus, TaskKind, TaskStatus
 from agents.runtime.context import context_preview
 from agents.runtime.resumption import checkpoint_export, task_resume_checked
 from agents.services import flow_runs as flow_run_services
@@ -314,9 +314,10 @@ class CardListApi(WorkspaceApi):
     @extend_schema(
         operation_id="cards_list",
         description="The workspace's cards (decisions shown to a person), newest first. Filter with `status` "
-        "(e.g. `open`) and `task`.",
+        "(e.g. `open`), `kind` (e.g. `quote`) and `task`.",
         parameters=[
             OpenApiParameter("status", str, enum=CardStatus.values, description="Only cards with this status."),
+            OpenApiParameter("kind", str, enum=CardKind.values, description="Only cards of this kind."),
             OpenApiParameter("task", int, description="Only this task's cards."),
         ],
         responses={200: serializers.CardOut(many=True), **error_responses(400, 404)},
@@ -324,7 +325,9 @@ class CardListApi(WorkspaceApi):
     def get(self, request, workspace_id):
         access = self.access()
         query = validated(serializers.CardQueryIn, request.query_params.dict())
-        cards = selectors.card_list(access=access, status=query.get("status"), task_id=query.get("task"))
+        cards = selectors.card_list(
+            access=access, status=query.get("status"), task_id=query.get("task"), kind=query.get("kind")
+        )
         page = self.paginate_queryset(cards)
         return self.get_paginated_response(serializers.CardOut(page, many=True).data)
 

@@ -109,11 +109,15 @@ def inbox_message_get(*, access: Access, task_id: int, message_id: int) -> Inbox
     return message
 
 
-def card_list(*, access: Access, status: str | None = None, task_id: int | None = None) -> QuerySet[Card]:
-    """The workspace's cards, newest first; optionally only those with `status`, or of one task."""
+def card_list(
+    *, access: Access, status: str | None = None, task_id: int | None = None, kind: str | None = None
+) -> QuerySet[Card]:
+    """The workspace's cards, newest first; optionally only those with `status`, of one `kind`, or of one task."""
     cards = Card.objects.filter(workspace=access.workspace).select_related("resolved_by").order_by("-pk")
     if status:
         cards = cards.filter(status=status)
+    if kind:
+        cards = cards.filter(kind=kind)
     if task_id is not None:
         cards = cards.filter(task_id=task_id)
     return cards

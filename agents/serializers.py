@@ -5,6 +5,7 @@ from agents.models import (
     PERMISSION_DOMAINS,
     Autonomy,
     Card,
+    CardKind,
     CardStatus,
     ChecklistItem,
     ContextSegment,
@@ -271,6 +272,7 @@ class TaskSettingsIn(StrictSerializer):
 
 class CardQueryIn(PageQueryIn):
     status = serializers.ChoiceField(choices=CardStatus.choices, required=False)
+    kind = serializers.ChoiceField(choices=CardKind.choices, required=False)
     task = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False)
 
 

@@ -9,6 +9,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from billing import selectors, serializers
+from billing.models import OrderStatus
 from billing.services.approvals import approval_grant
 from billing.services.policy import spend_policy_update
 from billing.services.quotes import quote_create
@@ -51,10 +52,16 @@ class QuoteListCreateApi(WorkspaceApi):
     serializer_class = serializers.QuoteOut
 
     @extend_schema(
-        operation_id="billing_quotes_list", responses={200: serializers.QuoteOut(many=True), **error_responses(404)}
+        operation_id="billing_quotes_list",
+        description="The workspace's quotes, newest first. `status=open` lists those still waiting for a decision.",
+        parameters=[OpenApiParameter("status", str, enum=selectors.QUOTE_STATUSES, description="Only these.")],
+        responses={200: serializers.QuoteOut(many=True), **error_responses(400, 404)},
     )
     def get(self, request, workspace_id):
-        page = self.paginate_queryset(selectors.quote_list(workspace_id=self.access().workspace.pk))
+        access = self.access()
+        query = validated(serializers.QuoteQueryIn, request.query_params.dict())
+        quotes = selectors.quote_list(workspace_id=access.workspace.pk, status=query.get("status"))
+        page = self.paginate_queryset(quotes)
         return self.get_paginated_response(serializers.QuoteOut(page, many=True).data)
 
     @extend_schema(
@@ -74,6 +81,29 @@ class QuoteListCreateApi(WorkspaceApi):
             created_by=access.user,
         )
         return Response(serializers.QuoteOut(quote).data, status=status.HTTP_201_CREATED)
+
+
+class OrderListApi(WorkspaceApi):
+    serializer_class = serializers.OrderOut
+
+    @extend_schema(
+        operation_id="billing_orders_list",
+        description="The workspace's paid operations, newest first. `status=held` lists the holds: credits "
+        "reserved for work under way, captured when it succeeds or released when it fails.",
+        parameters=[
+            OpenApiParameter("status", str, enum=OrderStatus.values, description="Only orders in this status."),
+            OpenApiParameter("task", int, description="Only this task's orders."),
+        ],
+        responses={200: serializers.OrderOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        query = validated(serializers.OrderQueryIn, request.query_params.dict())
+        orders = selectors.order_list(
+            workspace_id=access.workspace.pk, task_id=query.get("task"), status=query.get("status")
+        )
+        page = self.paginate_queryset(orders)
+        return self.get_paginated_response(serializers.OrderOut(page, many=True).data)
 
 
 class ApprovalListCreateApi(WorkspaceApi):

@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Case, Exists, OuterRef, Q, QuerySet, Sum, Value, When
 from django.utils import timezone
 
 from billing.models import (
@@ -78,13 +78,34 @@ def order_get(*, workspace_id: int, idempotency_key: str) -> Order:
     return order
 
 
-def order_list(*, workspace_id: int, task_id: int | None = None) -> QuerySet[Order]:
+def order_list(*, workspace_id: int, task_id: int | None = None, status: str | None = None) -> QuerySet[Order]:
+    """The workspace's orders, newest first; optionally one task's, or those in one status (`held`: the holds)."""
     orders = Order.objects.filter(workspace_id=workspace_id).order_by("-id")
+    if status is not None:
+        orders = orders.filter(status=status)
     return orders if task_id is None else orders.filter(task_id=task_id)
 
 
-def quote_list(*, workspace_id: int) -> QuerySet[Quote]:
-    return Quote.objects.filter(workspace_id=workspace_id).order_by("-id")
+# Where a quote stands: `approved` once a person approved it, else `expired` past its expiry, else `open`.
+QUOTE_STATUSES = ("open", "approved", "expired")
+
+
+def quote_list(*, workspace_id: int, status: str | None = None) -> QuerySet[Quote]:
+    """The workspace's quotes, newest first, each annotated with its `status`; optionally only those in one."""
+    now = timezone.now()
+    quotes = (
+        Quote.objects.filter(workspace_id=workspace_id)
+        .annotate(approved=Exists(Approval.objects.filter(quote=OuterRef("pk"))))
+        .annotate(
+            status=Case(
+                When(approved=True, then=Value("approved")),
+                When(expires_at__lte=now, then=Value("expired")),
+                default=Value("open"),
+            )
+        )
+        .order_by("-id")
+    )
+    return quotes if status is None else quotes.filter(status=status)
 
 
 def quote_get(*, workspace_id: int, quote_id: int) -> Quote:

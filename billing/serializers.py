@@ -1,6 +1,8 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from billing.models import Approval, LedgerEntry, Quote, SpendPolicy
+from billing.models import Approval, LedgerEntry, Order, OrderStatus, Quote, SpendPolicy
+from billing.selectors import QUOTE_STATUSES
 from billing.services.pricing import MAX_ORDER_AMOUNT, OPERATIONS
 from billing.services.validation import MAX_ID
 from lomote.kernel.serializers import StrictSerializer
@@ -62,10 +64,36 @@ SCOPE_OUT_HELP = (
 class QuoteOut(serializers.ModelSerializer):
     task = serializers.IntegerField(source="task_id", allow_null=True)
     scope = serializers.CharField(read_only=True, help_text=SCOPE_OUT_HELP)
+    status = serializers.SerializerMethodField(
+        help_text="`open` (can be approved), `approved` (a person approved it) or `expired` (ask for a new one)."
+    )
 
     class Meta:
         model = Quote
-        fields = ["id", "operation", "params", "amount", "task", "scope", "expires_at", "created_at"]
+        fields = ["id", "operation", "params", "amount", "task", "scope", "status", "expires_at", "created_at"]
+
+    @extend_schema_field(serializers.ChoiceField(choices=QUOTE_STATUSES))
+    def get_status(self, quote) -> str:
+        # Listed quotes carry the annotation (selectors.quote_list); a quote just created is open.
+        return getattr(quote, "status", "open")
+
+
+class OrderOut(serializers.ModelSerializer):
+    task = serializers.IntegerField(source="task_id", allow_null=True)
+
+    class Meta:
+        model = Order
+        fields = [
+            "id",
+            "idempotency_key",
+            "operation",
+            "amount",
+            "status",
+            "authorisation",
+            "task",
+            "created_at",
+            "settled_at",
+        ]
 
 
 class ApprovalOut(serializers.ModelSerializer):
@@ -136,4 +164,13 @@ class PolicyIn(StrictSerializer):
 
 
 class ApprovalQueryIn(serializers.Serializer):
+    task = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+
+
+class QuoteQueryIn(serializers.Serializer):
+    status = serializers.ChoiceField(choices=QUOTE_STATUSES, required=False)
+
+
+class OrderQueryIn(serializers.Serializer):
+    status = serializers.ChoiceField(choices=OrderStatus.choices, required=False)
     task = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)

@@ -220,7 +220,7 @@ def test_it_shows_a_card_with_the_actions_it_takes(world, client_as):
     assert detail["waiting_for"]["card"] == world.card.pk
 
 
-def test_it_filters_the_card_list_by_status_and_task(world, client_as, bob):
+def test_it_filters_the_card_list_by_status_kind_and_task(world, client_as, bob):
     # given a second task with a card, and the first card resolved
     second = _task(bob, world.workspace, "Video")
     quote = _waiting_on(second, QUOTE_WAIT)
@@ -232,14 +232,20 @@ def test_it_filters_the_card_list_by_status_and_task(world, client_as, bob):
     everything = client.get(url).json()
     open_ = client.get(url + "?status=open").json()
     first_task = client.get(url + f"?task={world.task.pk}").json()
+    quotes = client.get(url + "?kind=quote").json()
+    choices = client.get(url + "?kind=choice&status=open").json()
     bad = client.get(url + "?status=maybe")
+    bad_kind = client.get(url + "?kind=wish")
 
     # then each filter holds, and only this workspace's cards are listed, newest first
     assert [c["id"] for c in everything["results"]] == [quote.pk, world.card.pk]
     assert [c["id"] for c in open_["results"]] == [quote.pk]
     assert [c["id"] for c in first_task["results"]] == [world.card.pk]
     assert first_task["results"][0]["resolved_by"] == "bob" and first_task["results"][0]["actions"] == []
+    assert [c["id"] for c in quotes["results"]] == [quote.pk]
+    assert choices["results"] == []
     assert_error(bad, 400, "invalid")
+    assert_error(bad_kind, 400, "invalid")
 
 
 @pytest.mark.parametrize(

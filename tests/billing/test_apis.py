@@ -42,6 +42,7 @@ QUOTES_GET = Endpoint("quotes GET", "get", "billing-quotes")
 QUOTES_POST = Endpoint(
     "quotes POST", "post", "billing-quotes", {"operation": "video.generate", "params": {"seconds": 4}}
 )
+ORDERS_GET = Endpoint("orders GET", "get", "billing-orders")
 APPROVALS_GET = Endpoint("approvals GET", "get", "billing-approvals")
 APPROVALS_POST = Endpoint("approvals POST", "post", "billing-approvals", {"task": 7, "budget": 300})
 TOPUP_POST = Endpoint("topup POST", "post", "billing-topup", {"amount": 500})
@@ -56,6 +57,7 @@ MATRIX = [
     (LEDGER_GET,       404,     200,   200,   200,  200,       200,       404),
     (QUOTES_GET,       404,     200,   200,   200,  200,       200,       404),
     (QUOTES_POST,      404,     403,   201,   201,  403,       201,       404),
+    (ORDERS_GET,       404,     200,   200,   200,  200,       200,       404),
     (APPROVALS_GET,    404,     200,   200,   200,  200,       200,       404),
     (APPROVALS_POST,   404,     403,   201,   201,  403,       403,       404),
     (TOPUP_POST,       404,     403,   403,   200,  403,       403,       404),
@@ -162,7 +164,7 @@ def test_it_persists_what_each_write_does(world, client_as):
     assert SpendPolicy.objects.get().no_confirm_threshold == 20
 
 
-@pytest.mark.parametrize("path", ["balance", "ledger", "quotes", "approvals", "topup", "policy"])
+@pytest.mark.parametrize("path", ["balance", "ledger", "quotes", "orders", "approvals", "topup", "policy"])
 def test_it_answers_404_for_a_workspace_id_too_large_for_the_database(client_for, alice, workspace, path):
     response = client_for(alice).get(f"/api/v1/workspaces/{'9' * 30}/billing/{path}/")
     assert_error(response, 404, "not_found")
@@ -207,6 +209,64 @@ def test_it_lists_the_ledger_newest_first_in_pages(world, client_as, fund, place
     assert page["results"][0]["memo"] == "second" and page["results"][0]["created_by"] == "alice"
     assert page["results"][1]["order"]["idempotency_key"] == "11:0:0"
     assert page["results"][1]["order"]["status"] == "held"
+
+
+def test_it_lists_the_holds_and_each_tasks_orders(world, client_as, fund, place):
+    from billing.services.orders import order_capture
+
+    # given three orders: two held (tasks 7 and 8), one captured (task 7), and dave's own held order
+    fund(500)
+    place("11:0:0")
+    place("12:0:0", task_id=8, target={"task": 8})
+    place("13:0:0")
+    order_capture(workspace_id=world.workspace.pk, idempotency_key="13:0:0")
+    quote_create(workspace_id=world.other.pk, operation="3d.generate")
+    viewer, url = client_as("viewer"), ORDERS_GET.url(world.workspace.pk)
+
+    # when a viewer lists the holds, task 7's orders, and everything
+    holds = viewer.get(url, {"status": "held"}).json()
+    task7 = viewer.get(url, {"task": 7}).json()
+    everything = viewer.get(url).json()
+
+    # then each list holds what it says, newest first, in this workspace only
+    assert [(o["idempotency_key"], o["task"], o["amount"]) for o in holds["results"]] == [
+        ("12:0:0", 8, 40),
+        ("11:0:0", 7, 40),
+    ]
+    assert [(o["idempotency_key"], o["status"]) for o in task7["results"]] == [
+        ("13:0:0", "captured"),
+        ("11:0:0", "held"),
+    ]
+    assert everything["count"] == 3 and everything["results"][0]["authorisation"] == "auto"
+    assert_error(viewer.get(url, {"status": "lost"}), 400, "invalid")
+    assert_error(viewer.get(url, {"task": "x"}), 400, "invalid")
+
+
+def test_it_lists_quotes_by_where_they_stand(world, client_as):
+    # given an open quote, an approved one, an expired one, and dave's open quote
+    editor, url = client_as("editor"), QUOTES_GET.url(world.workspace.pk)
+    open_ = quote_create(workspace_id=world.workspace.pk, operation="image.generate", task_id=7)
+    approved = quote_create(workspace_id=world.workspace.pk, operation="image.generate", params={"count": 2})
+    editor.post(APPROVALS_POST.url(world.workspace.pk), {"quote": approved.pk}, format="json")
+    expired = quote_create(workspace_id=world.workspace.pk, operation="3d.generate")
+    Quote.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    quote_create(workspace_id=world.other.pk, operation="3d.generate")
+
+    # when a viewer lists them, all and by status
+    everything = client_as("viewer").get(url).json()
+    by_status = {s: client_as("viewer").get(url, {"status": s}).json() for s in ("open", "approved", "expired")}
+
+    # then each says where it stands, and each filter lists only those
+    assert [(q["id"], q["status"]) for q in everything["results"]] == [
+        (expired.pk, "expired"),
+        (approved.pk, "approved"),
+        (open_.pk, "open"),
+    ]
+    assert [q["id"] for q in by_status["open"]["results"]] == [open_.pk]
+    assert by_status["open"]["results"][0]["task"] == 7
+    assert [q["id"] for q in by_status["approved"]["results"]] == [approved.pk]
+    assert [q["id"] for q in by_status["expired"]["results"]] == [expired.pk]
+    assert_error(client_as("viewer").get(url, {"status": "maybe"}), 400, "invalid")
 
 
 def test_it_lists_approvals_of_one_task(world, client_as):
