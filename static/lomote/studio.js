@@ -1,13 +1,15 @@
-// The studio: chat with Main (messages, routes, task cards, generation progress), the task list, the memory
-// panel (memory.js) and the credits panel on the left; the canvas (canvas.js) on the right. Live state arrives only through the
+// The studio: chat with Main (messages, routes, task cards, generation progress), the task list with each task's
+// detail (task_panel.js), the memory panel (memory.js) and the billing panel (billing.js) on the left; the canvas (canvas.js) on the right. Live state arrives only through the
 // workspace event log (live.js); an event that says a panel changed triggers a REST fetch of that panel.
 
 import { ApiError, workspaceApi } from "./api.js";
+import { BillingPanel } from "./billing.js";
 import { Canvas } from "./canvas.js";
 import { h, progressBar } from "./dom.js";
 import { LiveLog } from "./live.js";
 import { MembersPanel } from "./members.js";
 import { MemoryPanel } from "./memory.js";
+import { TaskPanel } from "./task_panel.js";
 
 const root = document.getElementById("studio");
 const chat = document.getElementById("chat");
@@ -75,10 +77,13 @@ class Studio {
     chat.replaceChildren();
     taskList.replaceChildren();
     const workspace = await this.api.get("/");
+    const onCard = (cardId) => this.revealCard(cardId);
+    this.billing = new BillingPanel({ api: this.api, role: workspace.role, taskLabel: (id) => this.taskLabel(id), onCard });
+    this.taskPanel = new TaskPanel({ api: this.api, role: workspace.role, onCard, onToggle: () => this.renderTasks() });
     // Load the panels as of this seq; the socket replays everything after it, so nothing falls between.
     const after = workspace.last_event_seq || 0;
     await Promise.all([
-      this.loadMessages(), this.loadTasks(), this.loadCards(), this.loadJobs(), this.loadBalance(), this.memory.load(), this.members.load(),
+      this.loadMessages(), this.loadTasks(), this.loadCards(), this.loadJobs(), this.billing.load(), this.memory.load(), this.members.load(),
     ]);
     await this.canvas.load();
     this.live = new LiveLog({
@@ -171,6 +176,8 @@ class Studio {
 
   renderTasks() {
     const tasks = [...this.tasks.values()].sort((a, b) => b.id - a.id);
+    const focused = taskList.contains(document.activeElement) ? document.activeElement.closest("[data-task]")?.dataset.task : null;
+    const opened = this.taskPanel?.taskId;
     taskList.replaceChildren(
       ...tasks.map((task) => {
         const done = (task.checklist || []).filter((i) => i.status === "done").length;
@@ -178,13 +185,17 @@ class Studio {
         return h(
           "li",
           { class: "task", "data-task": String(task.id), "data-status": task.status },
-          h("span", { class: "task-title" }, `#${task.id} `, h("bdi", { text: task.title })),
+          h("button", {
+            type: "button", class: "link task-open task-title", "aria-controls": "task-detail", "aria-expanded": String(opened === task.id),
+            onclick: () => this.taskPanel.open(task.id).catch((e) => this.error(e)),
+          }, `#${task.id} `, h("bdi", { text: task.title })),
           h("span", { class: `badge ${task.status}`, text: task.status }),
           task.stop_reason ? h("span", { class: "reason", text: task.stop_reason.replaceAll("_", " ") }) : null,
           total ? h("span", { class: "reason", text: `${done}/${total} done` }) : null,
         );
       }),
     );
+    if (focused) taskList.querySelector(`[data-task='${focused}'] .task-open`)?.focus();
   }
 
   // --- cards --------------------------------------------------------------------------------------------
@@ -309,17 +320,6 @@ class Studio {
     entry.label.textContent = `${data.kind || "generation"} #${data.job} for ${this.taskLabel(data.task)}: ${data.status}${finished ? "" : ` ${data.progress || 0}%`}`;
   }
 
-  // --- credits ------------------------------------------------------------------------------------------
-
-  async loadBalance() {
-    try {
-      const balance = await this.api.get("/billing/balance/");
-      document.getElementById("balance").textContent = `${balance.available} available · ${balance.held} held`;
-    } catch (error) {
-      document.getElementById("balance").textContent = error.message;
-    }
-  }
-
   // --- the event log ------------------------------------------------------------------------------------
 
   apply(event) {
@@ -342,11 +342,12 @@ class Studio {
       if (task) { task.checklist = data.checklist; this.renderTasks(); }
     } else if (kind.startsWith("card.")) {
       this.fetchCard(data.card);
+      if (data.kind === "quote") this.billing.apply(event);
     } else if (kind.startsWith("generation.")) {
       this.showJob(data);
       if (kind === "generation.succeeded" && data.artifact) this.canvas.artifactChanged(data.artifact, { version: data.version, author: { type: "task", task: data.task } });
     } else if (kind.startsWith("billing.")) {
-      this.loadBalance();
+      this.billing.apply(event);
     } else if (kind === "artifact.created" || kind === "artifact.version_added") {
       this.canvas.artifactChanged(data.artifact, data);
     } else if (kind === "artifact.deleted") {
@@ -358,6 +359,7 @@ class Studio {
     } else if (kind.startsWith("member.")) {
       this.members.apply(event);
     }
+    if (kind.startsWith("task.") || kind.startsWith("card.") || kind.startsWith("billing.")) this.taskPanel.apply(event);
   }
 }
 
@@ -395,17 +397,6 @@ messageInput.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) {
     event.preventDefault();
     compose.requestSubmit();
-  }
-});
-
-document.getElementById("topup").addEventListener("submit", async (event) => {
-  event.preventDefault();
-  const amount = Number(document.getElementById("topup-amount").value);
-  try {
-    await studio.api.post("/billing/topup/", { amount });
-    await studio.loadBalance();
-  } catch (error) {
-    studio.error(error);
   }
 });
 

@@ -1,0 +1,339 @@
+// A task's detail, opened from the task list: where it stands and why (a resumed task that waits says which check
+// stopped it, in words, with a link to its review card), and its three separate settings (DESIGN §5): autonomy,
+// the tool domains it may use, and its budget approvals. Editors and owners change them; viewers read them. The
+// rule that irreversible operations ask a person first is shown, always on: no setting turns it off.
+// Reloaded from REST when an event about the open task arrives (the studio routes them here).
+
+import { ApiError } from "./api.js";
+import { h } from "./dom.js";
+
+const AUTONOMY = [
+  ["ask", "Ask", "Asks before each paid step and before going on to the next one."],
+  ["checkpoints", "At checkpoints", "Asks at steps marked for confirmation, and when spending needs an approval."],
+  ["auto", "Automatic", "Goes on without asking, within the spending limits and its budget."],
+];
+// The tool domains a person can allow or refuse a task (agents.models.PERMISSION_DOMAINS); base tools always run.
+const DOMAINS = [
+  ["image", "Images"],
+  ["video", "Videos"],
+  ["3d", "3D models"],
+  ["documents", "Documents"],
+  ["flows", "Flows"],
+  ["assets", "Asset search"],
+];
+const STATUS = {
+  active: "Working",
+  waiting: "Waiting",
+  idle: "Idle: nothing to do until it gets a message",
+  paused: "Paused",
+  done: "Done",
+  failed: "Failed",
+  cancelled: "Cancelled",
+};
+const STOP_REASONS = {
+  resume_review: "it was interrupted, and on resuming a check needs your review",
+  checkpoint: "it waits for your answer on a card",
+  waiting: "it waits for generations to finish",
+  awaiting_approval: "it waits for a spending approval",
+  spending_declined: "spending was declined",
+  no_progress: "it made no progress, so it stopped going on by itself",
+  insufficient_balance: "the balance does not cover its next step",
+};
+// The resume verdicts (agents/resume.py), said as sentences; unknown ones fall back to the server's message.
+const VERDICTS = {
+  mission_mismatch: "The saved progress belongs to another task, so it was refused before anything was looked up.",
+  tenant_mismatch: "The saved progress belongs to another workspace, so it was refused before anything was looked up.",
+  subject_mismatch: "The saved progress acts for another person, so it was refused before anything was looked up.",
+  awaiting_approval: "It still waits for a person to approve its spending; resuming cannot go past that.",
+  mission_completed: "Its work was already complete: there was nothing to resume.",
+  pending_state_inconsistent: "Its saved state and its interrupted step disagree, so a person looks before anything runs.",
+  pending_contract_denied: "The interrupted step is outside what this task may do now, so nothing was looked up.",
+  resume_step_limit: "It reached its step limit and cannot take another step.",
+  action_still_unknown: "The outcome of an interrupted step cannot be checked yet. Its credits stay held and nothing new is planned until it is known.",
+  action_not_found_review: "An interrupted step left no trace of having run. It is not run again by itself: you decide.",
+  action_receipt_conflict: "Something different is recorded under the interrupted step's id. It stays pending until you review it.",
+  goal_changed_review: "Its goal changed while it was interrupted, so you review the work before it goes on.",
+  config_changed_review: "The model or the spending rules changed while it was interrupted, so you review before it goes on.",
+  source_refresh_required: "A source it relied on changed since, so it reads that again first.",
+  next_step_not_authorized: "Its next step is no longer allowed (its permissions or the role it acts with changed).",
+  cancelled_observed: "It was cancelled, so it stops here.",
+  budget_exceeded: "Its next step would go past its approved budget.",
+  next_step_proposed: "Everything checked out: it goes on with its next step.",
+};
+const OUTCOMES = {
+  go: "It went on.",
+  wait_jobs: "It waits for the generation it had started.",
+  review: "It waits for your review on a card.",
+  awaiting_approval: "It waits for a spending approval.",
+  cancelled: "It stopped.",
+};
+const ROLE_NAMES = { owner: "an owner", editor: "an editor", viewer: "a viewer" };
+
+function when(iso) {
+  return iso ? new Date(iso).toLocaleString([], { dateStyle: "short", timeStyle: "short" }) : "";
+}
+
+function credits(n) {
+  return `${Number(n).toLocaleString()} credit${Math.abs(n) === 1 ? "" : "s"}`;
+}
+
+function problemText(error) {
+  if (error instanceof ApiError && error.code === "role_required") {
+    return `Not changed: this needs ${ROLE_NAMES[error.details.required_role] || "another role"}, and you are ${ROLE_NAMES[error.details.your_role] || "not allowed"} here.`;
+  }
+  if (error instanceof ApiError && error.code === "person_required") return "Not approved: only a person signed in can approve spending.";
+  return error instanceof ApiError ? error.message : String(error);
+}
+
+export function verdictSentence(verdict, message) {
+  return VERDICTS[verdict] || message || "It was checked on resuming.";
+}
+
+export class TaskPanel {
+  /** api: the workspace's REST client; role: the person's role; onCard(id): shows a card in the chat, focused. */
+  constructor({ api, role, onCard, onToggle }) {
+    this.api = api;
+    this.role = role;
+    this.onCard = onCard;
+    this.onToggle = onToggle || (() => {}); // the task list marks which task is open
+    this.root = document.getElementById("task-detail");
+    this.taskId = null;
+    this.resumes = new Map(); // task id → the latest resume check seen live (task.resume_checked)
+    this.reloading = null;
+  }
+
+  get canEdit() {
+    return this.role === "owner" || this.role === "editor";
+  }
+
+  async open(taskId) {
+    this.taskId = taskId;
+    this.dirty = false;
+    this.root.hidden = false;
+    this.root.dataset.task = String(taskId);
+    await this.load();
+    this.onToggle();
+    this.root.querySelector("h3")?.focus();
+  }
+
+  close() {
+    const taskId = this.taskId;
+    this.taskId = null;
+    this.root.hidden = true;
+    this.root.replaceChildren();
+    this.onToggle();
+    document.querySelector(`#tasks [data-task='${taskId}'] .task-open`)?.focus();
+  }
+
+  /** An event of the workspace: remember resume checks; reload the open task when it is about that task. */
+  apply(event) {
+    const data = event.data || {};
+    if (event.kind === "task.resume_checked") this.resumes.set(data.task, data);
+    if (this.taskId === null) return;
+    const about = data.task === this.taskId || (event.kind.startsWith("billing.") && (data.task === this.taskId || data.task === undefined));
+    if (!about) return;
+    clearTimeout(this.reloading);
+    this.reloading = setTimeout(() => this.load().catch((error) => this.problem(error)), 80);
+  }
+
+  async load() {
+    const taskId = this.taskId;
+    if (taskId === null) return;
+    const base = `/tasks/${taskId}`;
+    const [task, approvals, checkpoint, log] = await Promise.all([
+      this.api.get(`${base}/`),
+      this.api.get(`/billing/approvals/?task=${taskId}&limit=50`),
+      this.api.get(`${base}/checkpoint/`),
+      this.api.get(`${base}/log/?limit=5`),
+    ]);
+    const waitingCard = task.waiting_for && task.waiting_for.card ? await this.api.get(`/cards/${task.waiting_for.card}/`) : null;
+    if (taskId !== this.taskId) return; // another task was opened meanwhile
+    this.render({ task, approvals: approvals.results, checkpoint, log: log.results, waitingCard });
+  }
+
+  problem(error) {
+    const element = this.root.querySelector(".task-detail-error");
+    if (!element) return;
+    element.textContent = problemText(error);
+    element.hidden = false;
+  }
+
+  /** The resume check to show: the one the task waits on, else the latest seen live or in its turns' log. */
+  resumeOf(task, log, waitingCard) {
+    const live = this.resumes.get(task.id);
+    const logged = log.map((turn) => turn.resume).find(Boolean) || null;
+    const latest = [live, logged].filter(Boolean).sort((a, b) => String(b.checked_at || "").localeCompare(String(a.checked_at || "")))[0] || null;
+    const waitingOn = task.waiting_for && task.waiting_for.resume;
+    if (waitingOn) {
+      return { verdict: waitingOn, message: latest?.verdict === waitingOn ? latest.message : "", checked_at: latest?.checked_at, outcome: "review", card: waitingCard };
+    }
+    return latest;
+  }
+
+  // --- rendering ----------------------------------------------------------------------------------------
+
+  render({ task, approvals, checkpoint, log, waitingCard }) {
+    const focusedId = this.root.contains(document.activeElement) ? document.activeElement.id : null;
+    const titleId = "task-detail-title";
+    const resume = this.resumeOf(task, log, waitingCard);
+    const previousForm = this.root.querySelector("#task-settings");
+    this.root.dataset.status = task.status;
+    this.root.dataset.autonomy = task.autonomy;
+    this.root.replaceChildren(
+      h("header", { class: "panel-head" },
+        h("h3", { id: titleId, tabindex: "-1" }, `#${task.id} `, h("bdi", { text: task.title })),
+        h("button", { type: "button", id: "task-detail-close", onclick: () => this.close() }, "Close")),
+      this.renderStatus(task, waitingCard),
+      resume ? this.renderResume(resume, task) : null,
+      h("p", { class: "error task-detail-error", role: "alert", hidden: true }),
+      // Settings being edited are kept as the person left them; the saved ones show once they save.
+      this.dirty && previousForm ? previousForm : this.renderSettings(task),
+      this.renderBudget(task, approvals, checkpoint),
+    );
+    if (focusedId) document.getElementById(focusedId)?.focus();
+  }
+
+  renderStatus(task, waitingCard) {
+    const reason = STOP_REASONS[task.stop_reason] || (task.stop_reason || "").replaceAll("_", " ");
+    const status = h("p", { class: "task-status", role: "status", "aria-live": "polite" },
+      h("span", { class: `badge ${task.status}`, text: task.status }),
+      ` ${STATUS[task.status] || task.status}${reason && task.status !== "active" ? `: ${reason}` : ""}.`);
+    const controls = h("div", { class: "row" });
+    if (waitingCard && waitingCard.status === "open" && !(task.waiting_for && task.waiting_for.resume)) {
+      controls.append(h("button", { type: "button", class: "link", "data-action": "show-waiting-card", onclick: () => this.onCard(waitingCard.id) }, `Show the card it waits on: “${waitingCard.title}”`));
+    }
+    if (this.canEdit && task.status === "paused") {
+      controls.append(h("button", { type: "button", id: "task-resume", class: "primary", onclick: () => this.resume(task) }, "Resume"));
+    } else if (this.canEdit && ["active", "waiting", "idle"].includes(task.status)) {
+      controls.append(h("button", { type: "button", id: "task-pause", onclick: () => this.move(task, "pause") }, "Pause"));
+    }
+    return h("div", { class: "task-state" }, status, controls.childElementCount ? controls : null);
+  }
+
+  renderResume(resume, task) {
+    const card = resume.card || null;
+    const waiting = task.waiting_for && task.waiting_for.resume;
+    const box = h("section", { class: "resume-verdict", "data-verdict": resume.verdict, "aria-labelledby": "task-resume-heading" },
+      h("h4", { id: "task-resume-heading", text: waiting ? "Why it waits" : "When it last resumed" }),
+      h("p", { class: "resume-sentence", text: verdictSentence(resume.verdict, resume.message) }),
+      h("p", { class: "reason", text: [resume.checked_at ? `Checked ${when(resume.checked_at)}.` : "", OUTCOMES[resume.outcome] || ""].filter(Boolean).join(" ") }));
+    const cardId = card ? card.id : task.waiting_for?.card;
+    if (waiting && cardId) {
+      box.append(h("button", { type: "button", class: "primary", id: "task-review-card", "data-card": String(cardId), onclick: () => this.onCard(cardId) },
+        card ? `Open the review card: “${card.title}”` : "Open the review card"));
+    }
+    return box;
+  }
+
+  renderSettings(task) {
+    const editable = this.canEdit && task.status !== "cancelled";
+    const domains = new Set((task.permissions && task.permissions.domains) || []);
+    this.dirty = false;
+    const form = h("form", {
+      id: "task-settings", class: "task-settings",
+      onchange: () => { this.dirty = true; },
+      onsubmit: (event) => { event.preventDefault(); this.save(task, form); },
+    });
+    const autonomy = h("fieldset", { class: "choices" },
+      h("legend", { text: "How much it does alone" }),
+      ...AUTONOMY.map(([value, label, help]) => h("label", { class: "choice" },
+        h("input", { type: "radio", name: "autonomy", value, checked: task.autonomy === value, "aria-describedby": `autonomy-${value}-help` }),
+        h("span", {}, h("strong", { text: label }), h("span", { id: `autonomy-${value}-help`, class: "reason", text: ` ${help}` })))));
+    const tools = h("fieldset", { class: "choices" },
+      h("legend", { text: "Tool domains it may use" }),
+      ...DOMAINS.map(([value, label]) => h("label", { class: "choice" },
+        h("input", { type: "checkbox", name: "domains", value, checked: domains.has(value) }), ` ${label}`)));
+    const rule = h("p", { class: "always-on" },
+      h("label", {},
+        h("input", { type: "checkbox", id: "task-irreversible-rule", checked: true, disabled: true, "aria-describedby": "task-irreversible-help" }),
+        " Irreversible operations ask a person first"),
+      h("span", { id: "task-irreversible-help", class: "reason", text: " Always on: deleting an artifact or forgetting a memory waits for a person's confirmation, whatever the autonomy. No setting turns it off." }));
+    const fields = h("fieldset", { class: "settings-fields", disabled: !editable },
+      h("legend", { class: "visually-hidden", text: "Settings" }), autonomy, tools);
+    form.append(
+      h("h4", { text: "Settings" }),
+      fields,
+      rule,
+      editable ? h("button", { type: "submit", id: "task-settings-save" }, "Save settings")
+        : h("p", { class: "hint", text: task.status === "cancelled" ? "A cancelled task keeps its settings." : `Only editors and owners change a task's settings; you are ${ROLE_NAMES[this.role] || "not a member"} here.` }),
+      h("p", { id: "task-settings-status", class: "billing-status", role: "status", "aria-live": "polite" }));
+    return form;
+  }
+
+  renderBudget(task, approvals, checkpoint) {
+    const budgets = approvals.filter((a) => a.kind === "budget");
+    const list = budgets.length
+      ? h("ul", { class: "billing-list", "aria-label": "Budgets approved for this task" },
+        ...budgets.map((a) => h("li", { "data-approval": String(a.id) },
+          h("strong", { text: credits(a.amount) }),
+          ` approved by ${a.approved_by} ${when(a.created_at)}`,
+          h("span", { class: "reason", text: ` · ${credits(a.remaining)} left${a.scope && a.scope !== `goal:${task.goal_revision}` ? " · for an earlier goal, no longer counts" : ""}` }))))
+      : h("p", { class: "reason", text: "No budget approved: each paid step is allowed by the workspace's limits or asked for." });
+    const section = h("section", { class: "task-budget", "aria-labelledby": "task-budget-heading" },
+      h("h4", { id: "task-budget-heading", text: "Budget" }),
+      h("p", { class: "task-spending", text: `Spent ${credits(checkpoint.spent)} · held ${credits(checkpoint.held)}.` }),
+      list);
+    if (this.canEdit && task.status !== "cancelled") {
+      const input = h("input", { id: "task-budget-amount", type: "number", min: "1", step: "1", required: true });
+      section.append(h("form", { class: "inline-form", onsubmit: (event) => { event.preventDefault(); this.approveBudget(task, input); } },
+        h("label", { for: "task-budget-amount", text: "Approve a budget of (credits)" }),
+        input,
+        h("button", { type: "submit", id: "task-budget-approve" }, "Approve budget")));
+    }
+    return section;
+  }
+
+  // --- actions ------------------------------------------------------------------------------------------
+
+  status(text) {
+    const element = document.getElementById("task-settings-status");
+    if (element) element.textContent = text;
+  }
+
+  async save(task, form) {
+    const autonomy = form.querySelector("input[name='autonomy']:checked")?.value;
+    const domains = [...form.querySelectorAll("input[name='domains']:checked")].map((input) => input.value);
+    try {
+      const updated = await this.api.patch(`/tasks/${task.id}/settings/`, { autonomy, permissions: { domains } });
+      this.dirty = false;
+      await this.load();
+      const label = AUTONOMY.find(([value]) => value === updated.autonomy)?.[1] || updated.autonomy;
+      this.status(`Saved: ${label.toLowerCase()}; it may use ${updated.permissions.domains.length} tool domains. It takes effect at its next decision.`);
+    } catch (error) {
+      this.status(problemText(error));
+    }
+  }
+
+  async approveBudget(task, input) {
+    try {
+      await this.api.post("/billing/approvals/", { task: task.id, budget: Number(input.value) });
+      await this.load();
+      this.status(`Approved a budget of ${credits(Number(input.value))}.`);
+      document.getElementById("task-budget-amount")?.focus();
+    } catch (error) {
+      this.problem(error);
+    }
+  }
+
+  async resume(task) {
+    try {
+      const answer = await this.api.post(`/tasks/${task.id}/resume/`);
+      if (answer.resume) this.resumes.set(task.id, { ...answer.resume, task: task.id, checked_at: new Date().toISOString() });
+      await this.load();
+      this.root.querySelector(".resume-verdict h4")?.setAttribute("tabindex", "-1");
+      this.root.querySelector(".resume-verdict h4")?.focus();
+    } catch (error) {
+      this.problem(error);
+    }
+  }
+
+  async move(task, action) {
+    try {
+      await this.api.post(`/tasks/${task.id}/${action}/`);
+      await this.load();
+      (document.getElementById("task-resume") || document.getElementById("task-pause"))?.focus();
+    } catch (error) {
+      this.problem(error);
+    }
+  }
+}
