@@ -100,6 +100,8 @@ export class TaskPanel {
     this.taskId = null;
     this.resumes = new Map(); // task id → the latest resume check seen live (task.resume_checked)
     this.reloading = null;
+    this.statusText = "";
+    this.errorText = "";
   }
 
   get canEdit() {
@@ -109,6 +111,8 @@ export class TaskPanel {
   async open(taskId) {
     this.taskId = taskId;
     this.dirty = false;
+    this.statusText = "";
+    this.errorText = "";
     this.root.hidden = false;
     this.root.dataset.task = String(taskId);
     await this.load();
@@ -130,8 +134,8 @@ export class TaskPanel {
     const data = event.data || {};
     if (event.kind === "task.resume_checked") this.resumes.set(data.task, data);
     if (this.taskId === null) return;
-    const about = data.task === this.taskId || (event.kind.startsWith("billing.") && (data.task === this.taskId || data.task === undefined));
-    if (!about) return;
+    // Billing events name their task (approvals, holds, charges); a top-up or a policy change is not about one.
+    if (data.task !== this.taskId) return;
     clearTimeout(this.reloading);
     this.reloading = setTimeout(() => this.load().catch((error) => this.problem(error)), 80);
   }
@@ -152,9 +156,10 @@ export class TaskPanel {
   }
 
   problem(error) {
+    this.errorText = problemText(error);
     const element = this.root.querySelector(".task-detail-error");
     if (!element) return;
-    element.textContent = problemText(error);
+    element.textContent = this.errorText;
     element.hidden = false;
   }
 
@@ -185,7 +190,7 @@ export class TaskPanel {
         h("button", { type: "button", id: "task-detail-close", onclick: () => this.close() }, "Close")),
       this.renderStatus(task, waitingCard),
       resume ? this.renderResume(resume, task) : null,
-      h("p", { class: "error task-detail-error", role: "alert", hidden: true }),
+      h("p", { class: "error task-detail-error", role: "alert", hidden: !this.errorText, text: this.errorText }),
       // Settings being edited are kept as the person left them; the saved ones show once they save.
       this.dirty && previousForm ? previousForm : this.renderSettings(task),
       this.renderBudget(task, approvals, checkpoint),
@@ -256,7 +261,7 @@ export class TaskPanel {
       rule,
       editable ? h("button", { type: "submit", id: "task-settings-save" }, "Save settings")
         : h("p", { class: "hint", text: task.status === "cancelled" ? "A cancelled task keeps its settings." : `Only editors and owners change a task's settings; you are ${ROLE_NAMES[this.role] || "not a member"} here.` }),
-      h("p", { id: "task-settings-status", class: "billing-status", role: "status", "aria-live": "polite" }));
+      h("p", { id: "task-settings-status", class: "billing-status", role: "status", "aria-live": "polite", text: this.statusText }));
     return form;
   }
 
@@ -285,7 +290,9 @@ export class TaskPanel {
 
   // --- actions ------------------------------------------------------------------------------------------
 
+  /** What the last action did: kept across re-renders (the event it caused reloads the detail just after). */
   status(text) {
+    this.statusText = text;
     const element = document.getElementById("task-settings-status");
     if (element) element.textContent = text;
   }
