@@ -97,14 +97,20 @@ export class BillingPanel {
     $("billing-panel").dataset.role = this.role || "";
   }
 
+  /** Everything, from REST. A failure is said in the panel: the rest of the studio still opens. */
   async load() {
-    await Promise.all([this.loadBalance(), this.loadHolds(), this.loadQuotes(), this.loadLedger()]);
+    try {
+      await Promise.all([this.loadBalance(), this.loadHolds(), this.loadQuotes(), this.loadLedger()]);
+      if ($("billing-notice").classList.contains("error")) this.notice(""); // read again: the failure is over
+    } catch (error) {
+      this.notice(`The billing figures could not be read: ${problemText(error)}`);
+    }
   }
 
   /** A billing event, or a quote card's: reload once the burst is over (one approval moves several rows). */
   apply() {
     clearTimeout(this.reloading);
-    this.reloading = setTimeout(() => this.load().catch((error) => this.notice(problemText(error))), 80);
+    this.reloading = setTimeout(() => this.load(), 80);
   }
 
   notice(text, { alert = true } = {}) {

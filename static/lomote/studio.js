@@ -1,6 +1,7 @@
 // The studio: chat with Main (messages, routes, task cards, generation progress), the task list with each task's
-// detail (task_panel.js), the memory panel (memory.js) and the billing panel (billing.js) on the left; the canvas (canvas.js) on the right. Live state arrives only through the
-// workspace event log (live.js); an event that says a panel changed triggers a REST fetch of that panel.
+// detail (task_panel.js), the memory panel (memory.js) and the billing panel (billing.js) on the left; the canvas
+// (canvas.js) on the right. Live state arrives only through the workspace event log (live.js); an event that says a
+// panel changed triggers a REST fetch of that panel.
 
 import { ApiError, workspaceApi } from "./api.js";
 import { BillingPanel } from "./billing.js";

@@ -97,6 +97,8 @@ export class TaskPanel {
     this.onCard = onCard;
     this.onToggle = onToggle || (() => {}); // the task list marks which task is open
     this.root = document.getElementById("task-detail");
+    this.root.hidden = true; // another workspace's task may have been open
+    this.root.replaceChildren();
     this.taskId = null;
     this.resumes = new Map(); // task id → the latest resume check seen live (task.resume_checked)
     this.reloading = null;

@@ -178,6 +178,13 @@ def test_it_lets_owners_change_the_limits_and_shows_others_them_read_only(studio
     page.keyboard.press("Enter")
     expect(page.locator("#ledger-position")).to_have_text("1–10 of 13")
 
+    # and she tops up with the keyboard: 2000 + the 12 top-ups (186) + 250
+    page.get_by_label("Top up (credits)").fill("250")
+    page.keyboard.press("Enter")
+    expect(page.locator("#topup-status")).to_have_text("Added 250 credits: 2,436 credits available.")
+    expect(page.locator("#billing-panel")).to_have_attribute("data-available", "2436")
+    expect(page.locator("#ledger-position")).to_have_text("1–10 of 14")
+
     # when alice is made an editor behind her back and tries again
     Membership.objects.filter(workspace=studio.workspace, user=studio.user).update(role="editor")
     threshold.fill("10")
