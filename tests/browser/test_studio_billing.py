@@ -128,7 +128,7 @@ def test_it_approves_a_quote_from_the_panel_and_the_balance_moves_live(studio, p
 
 
 def test_it_lets_owners_change_the_limits_and_shows_others_them_read_only(studio, page, browser, make_user):
-    from billing.models import SpendPolicy
+    from billing.models import Approval, SpendPolicy
     from billing.services.wallets import wallet_topup
     from workspace.models import Membership
 
@@ -185,6 +185,23 @@ def test_it_lets_owners_change_the_limits_and_shows_others_them_read_only(studio
     expect(page.locator("#billing-panel")).to_have_attribute("data-available", "2436")
     expect(page.locator("#ledger-position")).to_have_text("1–10 of 14")
 
+    # when bob asks for two quotes through the API (no card: nobody put them in the chat)
+    first = _api(
+        page, studio, bob_token, "POST", "/billing/quotes/", {"operation": "video.generate", "params": {"seconds": 4}}
+    )
+    second = _api(page, studio, bob_token, "POST", "/billing/quotes/", {"operation": "3d.generate"})
+    assert (first.status, second.status) == (201, 201), (first.text(), second.text())
+    first_id, second_id = first.json()["id"], second.json()["id"]
+
+    # then both wait in alice's panel, and she approves the first there
+    waiting = page.locator(f"#quotes .quote[data-quote='{first_id}']")
+    expect(waiting).to_contain_text("80 credits for video generation, 4 s")
+    expect(page.locator(f"#quotes .quote[data-quote='{second_id}']")).to_be_visible()
+    waiting.get_by_role("button", name="Approve this quote").click()
+    expect(waiting).to_have_count(0)
+    approval = Approval.objects.get(quote_id=first_id)
+    assert (approval.kind, approval.amount, approval.approved_by_id) == ("quote", 80, studio.user.pk)
+
     # when alice is made an editor behind her back and tries again
     Membership.objects.filter(workspace=studio.workspace, user=studio.user).update(role="editor")
     threshold.fill("10")
@@ -212,6 +229,12 @@ def test_it_lets_owners_change_the_limits_and_shows_others_them_read_only(studio
             expect(other.get_by_label("Per request, up to (credits)")).to_have_value("50")
             for control in ("#policy-threshold", "#policy-cap", "#policy-save", "#topup-amount", "#topup-submit"):
                 expect(other.locator(control)).to_be_disabled()
+            # and the quote still waiting: an editor may approve it, a viewer only sees it
+            approve = other.locator(f"#quotes .quote[data-quote='{second_id}'] button[data-action='approve']")
+            if username == "carol":
+                expect(approve).to_be_disabled()
+            else:
+                expect(approve).to_be_enabled()
             expect(other.locator("#policy-hint")).to_have_text(
                 f"Only an owner can change these limits or add credits; you are {role} in this workspace."
             )
