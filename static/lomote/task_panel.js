@@ -292,6 +292,14 @@ export class TaskPanel {
 
   // --- actions ------------------------------------------------------------------------------------------
 
+  /** A 403 says the person's role now (it may have changed since the page loaded): show the task read-only. */
+  async learnRole(error) {
+    if (!(error instanceof ApiError) || error.code !== "role_required" || !error.details.your_role) return;
+    this.role = error.details.your_role;
+    this.dirty = false;
+    await this.load().catch(() => {});
+  }
+
   /** What the last action did: kept across re-renders (the event it caused reloads the detail just after). */
   status(text) {
     this.statusText = text;
@@ -310,6 +318,7 @@ export class TaskPanel {
       this.status(`Saved: ${label.toLowerCase()}; it may use ${updated.permissions.domains.length} tool domains. It takes effect at its next decision.`);
     } catch (error) {
       this.status(problemText(error));
+      await this.learnRole(error);
     }
   }
 
@@ -321,6 +330,7 @@ export class TaskPanel {
       document.getElementById("task-budget-amount")?.focus();
     } catch (error) {
       this.problem(error);
+      await this.learnRole(error);
     }
   }
 
@@ -333,6 +343,7 @@ export class TaskPanel {
       this.root.querySelector(".resume-verdict h4")?.focus();
     } catch (error) {
       this.problem(error);
+      await this.learnRole(error);
     }
   }
 
@@ -343,6 +354,7 @@ export class TaskPanel {
       (document.getElementById("task-resume") || document.getElementById("task-pause"))?.focus();
     } catch (error) {
       this.problem(error);
+      await this.learnRole(error);
     }
   }
 }

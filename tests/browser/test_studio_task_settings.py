@@ -186,6 +186,21 @@ def test_a_resumed_task_says_why_it_waits_and_links_its_review_card(studio, page
     expect(detail.locator(".resume-verdict")).to_have_attribute("data-verdict", "goal_changed_review")
     expect(detail.locator("#task-review-card")).to_have_attribute("data-card", str(card.pk))
 
+    # when alice is made a viewer behind her back and tries to change the autonomy
+    Membership.objects.filter(workspace=studio.workspace, user=studio.user).update(role="viewer")
+    detail.locator("input[name='autonomy'][value='auto']").check()
+    detail.locator("#task-settings-save").click()
+
+    # then the 403 reads as a sentence, nothing changed, and the settings turn read-only
+    expect(page.locator("#task-settings-status")).to_have_text(
+        "Not changed: this needs an editor, and you are a viewer here."
+    )
+    expect(detail.locator("#task-settings-save")).to_have_count(0)
+    expect(detail.locator("input[name='autonomy'][value='checkpoints']")).to_be_checked()
+    expect(detail.locator("input[name='autonomy'][value='auto']")).to_be_disabled()
+    assert Task.objects.get(pk=task.pk).autonomy == "checkpoints"
+    Membership.objects.filter(workspace=studio.workspace, user=studio.user).update(role="owner")
+
     # when carol, a viewer, opens the task at 800 px wide
     carol = make_user("carol")
     carol.password = PBKDF2PasswordHasher().encode(PASSWORD, PBKDF2PasswordHasher().salt())
