@@ -30,11 +30,15 @@ const STATUS = {
   failed: "Failed",
   cancelled: "Cancelled",
 };
+// What a waiting task waits for (its waiting_for type), said before any stop reason.
+const WAITS = {
+  person: "it waits for a person's answer on a card",
+  approval: "it waits for a spending approval",
+  jobs: "it waits for generations to finish",
+};
 const STOP_REASONS = {
   resume_review: "it was interrupted, and on resuming a check needs your review",
   checkpoint: "it waits for your answer on a card",
-  waiting: "it waits for generations to finish",
-  awaiting_approval: "it waits for a spending approval",
   spending_declined: "spending was declined",
   no_progress: "it made no progress, so it stopped going on by itself",
   insufficient_balance: "the balance does not cover its next step",
@@ -201,7 +205,9 @@ export class TaskPanel {
   }
 
   renderStatus(task, waitingCard) {
-    const reason = STOP_REASONS[task.stop_reason] || (task.stop_reason || "").replaceAll("_", " ");
+    const waiting = task.waiting_for || {};
+    const reason = (task.status === "waiting" && !waiting.resume && WAITS[waiting.type])
+      || STOP_REASONS[task.stop_reason] || (task.stop_reason || "").replaceAll("_", " ");
     const status = h("p", { class: "task-status", role: "status", "aria-live": "polite" },
       h("span", { class: `badge ${task.status}`, text: task.status }),
       ` ${STATUS[task.status] || task.status}${reason && task.status !== "active" ? `: ${reason}` : ""}.`);

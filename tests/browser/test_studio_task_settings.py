@@ -112,6 +112,7 @@ def test_it_switches_autonomy_from_the_task_settings_and_an_auto_run_no_longer_a
     )
     expect(page.locator(f".task-card[data-card='{ask_card.pk}']")).to_contain_text("Confirm the paid step")
     expect(detail.get_by_role("button", name="Show the card it waits on")).to_be_visible()
+    expect(detail.locator(".task-status")).to_contain_text("Waiting: it waits for a person's answer on a card.")
 
     # and under "auto" the same request runs to the end with no card at all, paid under the limits
     wait_until(lambda: Task.objects.get(pk=alone.pk).status == TaskStatus.DONE, timeout=120, what="the auto task done")
