@@ -226,7 +226,7 @@ export class Canvas {
           h("button", {
             type: "button",
             class: "how",
-            "aria-label": `How version ${v.number} was made`,
+            "aria-label": `How was this made: version ${v.number}`,
             "aria-controls": "provenance",
             "aria-expanded": "false",
             onclick: () => this.provenance.toggle(artifact.id, v.number),

@@ -139,7 +139,7 @@ export class MembersPanel {
         item.append(h("form", { class: "member-role", onsubmit: (e) => { e.preventDefault(); this.changeRole(member, select.value); } },
           h("label", { for: selectId, class: "visually-hidden", text: `Role of ${member.username}` }),
           select,
-          h("button", { type: "submit", id: `member-${member.id}-save`, "aria-label": `Change the role of ${member.username}` }, "Change role")));
+          h("button", { type: "submit", id: `member-${member.id}-save`, "aria-label": `Change role of ${member.username}` }, "Change role")));
       } else {
         item.append(h("span", { class: "badge member-role-name", "data-role": member.role, text: ROLE_NAMES[member.role] || member.role }));
       }

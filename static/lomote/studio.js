@@ -284,6 +284,8 @@ class Studio {
       return;
     }
     const hadFocus = element.contains(document.activeElement);
+    // A disabled button drops the keyboard to <body>: hold it on the card's title while the action is in flight.
+    if (hadFocus) element.querySelector(".card-title")?.focus();
     try {
       for (const button of element.querySelectorAll("button")) button.disabled = true;
       this.showCard(await this.api.post(`/cards/${card.id}/actions/`, body));

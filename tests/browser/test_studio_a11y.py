@@ -1,7 +1,8 @@
 """Accessibility of the studio (issue 16 item 7), in a real browser with the vendored axe-core.
 
-The studio is scanned in the states a person actually reaches — chat with open cards, a document open with its
-version history, the Flow editor, the memory panel — at desktop width and at 800 px, and must have no serious or
+The studio is scanned in the states a person actually reaches — chat with open cards, the task detail with its
+settings, the billing, memory and members panels, a document open with its version history and how it was made,
+the Flow editor — at desktop width and at 800 px, and must have no serious or
 critical violation. Keyboard paths are walked with the Tab key: every control of the chat, the cards and the canvas
 is reachable, in reading order, and each says what it is. Screenshots go to var/screenshots/a11y-*.png.
 """
@@ -53,11 +54,21 @@ def test_the_studio_has_no_serious_or_critical_accessibility_violations(studio, 
     )
     found["chat"] = _axe(page, "chat")
 
+    # and opens the task's detail (its settings, what it waits for)
+    page.locator(f"#tasks [data-task='{task.pk}'] .task-open").click()
+    expect(page.locator("#task-detail")).to_be_visible()
+    found["task-detail"] = _axe(page, "task-detail")
+
     # and opens the document with its history, then a version's text
     page.locator(f".tile[data-artifact='{document.pk}'] .tile-open").click()
     expect(page.locator("#versions li")).to_have_count(2)
     page.locator("#versions li[data-version='1'] button").first.click()
     found["document"] = _axe(page, "document")
+
+    # and asks how the first version was made
+    page.locator("#versions li[data-version='1'] button.how").click()
+    expect(page.locator("#provenance")).to_be_visible()
+    found["provenance"] = _axe(page, "provenance")
 
     # and the Flow editor
     page.locator(f".tile[data-artifact='{flow.pk}'] .tile-open").click()
@@ -140,7 +151,7 @@ def test_a_person_works_the_chat_cards_and_canvas_with_the_keyboard_alone(studio
     resolved = page.locator(f".task-card[data-card='{card.get_attribute('data-card')}'][data-status='resolved']")
     expect(resolved).to_be_visible()
     assert Approval.objects.filter(workspace=studio.workspace).count() == 1
-    assert page.evaluate("() => Boolean(document.activeElement.closest('.task-card'))")
+    expect(resolved.locator(".card-title")).to_be_focused()
 
     # when they open the document from its tile with Enter, the viewer's title takes the focus
     tile = page.locator(f".tile[data-artifact='{document.pk}'] .tile-open")

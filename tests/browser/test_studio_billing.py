@@ -97,7 +97,7 @@ def test_it_approves_a_quote_from_the_panel_and_the_balance_moves_live(studio, p
     show = quote.get_by_role("button", name="Show its card in the chat")
     show.focus()
     page.keyboard.press("Enter")
-    expect(page.locator(f".task-card[data-card='{card_id}'] h3")).to_be_focused()
+    expect(page.locator(f".task-card[data-card='{card_id}'] .card-title")).to_be_focused()
 
     # when she approves it from the panel, reaching Approve with Tab and pressing Enter
     approve = quote.get_by_role("button", name="Approve")

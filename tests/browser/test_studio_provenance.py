@@ -68,7 +68,7 @@ def test_it_shows_how_a_generated_poster_was_made_with_the_model_the_calls_and_w
     row = page.locator("#versions li[data-version='1']")
     expect(row.locator(".version-author")).to_have_text(re.compile(rf"^task #{job.task_id} “.+”$"))
     row.locator("button", has_text="v1").focus()
-    how = row.get_by_role("button", name="How version 1 was made")
+    how = row.get_by_role("button", name="How was this made: version 1")
     _tab_to(page, how)
     page.keyboard.press("Enter")
 
@@ -176,7 +176,7 @@ def test_it_names_the_people_in_the_version_history_and_opens_the_version_a_chan
     shoot(page, "provenance-version-authors")
 
     # when she asks how version 2 was made
-    page.get_by_role("button", name="How version 2 was made").click()
+    page.get_by_role("button", name="How was this made: version 2").click()
     view = page.locator("#provenance")
     expect(view).to_have_attribute("data-state", "ready")
 

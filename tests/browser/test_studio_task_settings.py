@@ -177,7 +177,7 @@ def test_a_resumed_task_says_why_it_waits_and_links_its_review_card(studio, page
     # when she follows the link, the review card in the chat takes the keyboard
     review.focus()
     page.keyboard.press("Enter")
-    expect(page.locator(f".task-card[data-card='{card.pk}'] h3")).to_be_focused()
+    expect(page.locator(f".task-card[data-card='{card.pk}'] .card-title")).to_be_focused()
     expect(page.locator(f".task-card[data-card='{card.pk}']")).to_contain_text("art-deco")
 
     # and after a reload the task still says why it waits (from its stored state, not from this session)
