@@ -19,6 +19,14 @@ from lomote.kernel.exceptions import NotFound
 from workspace.models import Membership, Role
 from workspace.selectors import Access
 
+# A task's spending scope is its goal revision (agents.subscribers.goal_scope): approvals hold for the goal they
+# were given for. The runtime's one-statement snapshot (agents/runtime/snapshot.py) builds the same string in SQL.
+GOAL_SCOPE_PREFIX = "goal:"
+
+
+def goal_scope_of(revision: int) -> str:
+    return f"{GOAL_SCOPE_PREFIX}{revision}"
+
 
 def _count(queryset: QuerySet, group_by: str) -> Coalesce:
     """A correlated COUNT subquery: counts rows without joining them into the outer query."""

@@ -17,6 +17,7 @@ from django.db.models.signals import post_save
 
 from agents.models import Task
 from agents.providers import flow_nodes
+from agents.selectors import goal_scope_of
 from agents.services import memory_feed
 from agents.services.embedding_endpoint import embedding_endpoint
 from agents.services.task_index import on_task_saved, task_index_forget
@@ -47,7 +48,7 @@ def on_memory_forgotten(*, workspace_id: int, **_) -> None:
 def goal_scope(task_id: int) -> str | None:
     """A task's spending scope for billing: approvals hold for the goal revision they were given for."""
     revision = Task.objects.filter(pk=task_id).values_list("goal_revision", flat=True).first()
-    return None if revision is None else f"goal:{revision}"
+    return None if revision is None else goal_scope_of(revision)
 
 
 def install() -> None:

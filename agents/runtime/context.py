@@ -16,29 +16,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from agents.models import (
-    ACTIVE_TURN_STATUSES,
-    Card,
-    CardStatus,
-    ChecklistItem,
-    InboxMessage,
-    InboxStatus,
-    Task,
-    ToolCall,
-    Turn,
-)
+from agents.models import ACTIVE_TURN_STATUSES, Task, ToolCall, Turn
 from agents.providers.base import ModelRequest, ToolSpec
 from agents.runtime.compaction import Watermarks, context_budget
 from agents.runtime.history import History, digest, dumps
+from agents.runtime.snapshot import TaskSnapshot, task_snapshot
 from agents.services.forgotten import Redactor
 from agents.services.turns import lease_for
 from agents.tokens import estimate_tokens
 from agents.tools.base import Tool
 from agents.tools.registry import tools_visible
-from billing.selectors import task_spending
 from memory.selectors import Recall, recall
 from memory.services.profile import profile_current
-from workspace.selectors import notices_pending
 
 SYSTEM_RULES = """You are Lomote's creative agent, working on one task for a person over days.
 Rules:
@@ -50,8 +39,6 @@ Rules:
 - Older history is summarised; read_history and read_tool_result give back the originals when a detail matters.
 - Ask the person (ask_user) only when a decision is theirs to make.
 - Answer in the task's language."""
-
-MAX_OPEN_CARDS = 10
 
 
 @dataclass(frozen=True)
@@ -65,11 +52,18 @@ class ProfileSnapshot:
     memory_versions: tuple[int, ...] = ()  # the memory versions its entries show
 
 
-def profile_snapshot(task: Task) -> ProfileSnapshot:
-    profile = profile_current(task.workspace_id)
-    lines = [f"- {entry.text}" for entry in profile.entries]
-    versions = tuple(entry.version_id for entry in profile.entries if entry.version_id is not None)
-    return ProfileSnapshot(version=profile.number, text="\n".join(lines), memory_versions=versions)
+def profile_snapshot(source: Task | TaskSnapshot) -> ProfileSnapshot:
+    """The profile as the step's snapshot read it (no query), or, for a bare task, read now."""
+    if isinstance(source, TaskSnapshot):
+        entries = source.profile_entries
+        number = source.profile_number
+    else:
+        profile = profile_current(source.workspace_id)
+        entries = [(entry.text, entry.version_id) for entry in profile.entries]
+        number = profile.number
+    versions = tuple(version for _, version in entries if version is not None)
+    text = "\n".join(f"- {text}" for text, _ in entries)
+    return ProfileSnapshot(version=number, text=text, memory_versions=versions)
 
 
 RECALL_TIMEOUT_MS = 200
@@ -155,20 +149,13 @@ def _layer(name: str, content: Any, text: str) -> Layer:
     return Layer(name=name, content=content, tokens=estimate_tokens(text), hash=digest(text))
 
 
-def _tail(task: Task, notices: list[dict], redact: Redactor) -> dict[str, Any]:
+def _tail(snapshot: TaskSnapshot, redact: Redactor) -> dict[str, Any]:
     """The task as the runtime knows it now: from persisted state, never from a summary of the conversation."""
+    task, notices = snapshot.task, snapshot.notices
     checklist = [
-        {
-            "position": i.position,
-            "title": redact.text(i.title),
-            "status": i.status,
-            "needs_confirmation": i.needs_confirmation,
-            "evidence": redact.text(i.evidence),
-            "artifacts": i.artifacts,
-        }
-        for i in ChecklistItem.objects.filter(task=task).order_by("position")
+        {**item, "title": redact.text(item["title"]), "evidence": redact.text(item["evidence"])}
+        for item in snapshot.checklist
     ]
-    cards = Card.objects.filter(task=task, status=CardStatus.OPEN).order_by("pk")[:MAX_OPEN_CARDS]
     tail: dict[str, Any] = {
         "task": {
             "id": task.pk,
@@ -180,11 +167,11 @@ def _tail(task: Task, notices: list[dict], redact: Redactor) -> dict[str, Any]:
             "status": task.status,
         },
         "checklist": checklist,
-        "spending": task_spending(workspace_id=task.workspace_id, task_id=task.pk),
+        "spending": snapshot.spending,
     }
     if task.waiting_for:
         tail["waiting_for"] = task.waiting_for
-    open_cards = [{"card": c.pk, "kind": c.kind, "title": redact.text(c.title)} for c in cards]
+    open_cards = [{**card, "title": redact.text(card["title"])} for card in snapshot.open_cards]
     if open_cards:
         tail["open_cards"] = open_cards
     if notices:
@@ -201,30 +188,24 @@ def context_build(
     last_index: int = 0,
     last_calls: list[ToolCall] | None = None,
     detail: bool = False,
+    snapshot: TaskSnapshot | None = None,
 ) -> BuiltContext:
     """The request for the decision after step `last_index` of this turn, whose calls were `last_calls`.
 
     `turn` is None when nobody runs the task (the context preview): the request is what the next decision
     would get if it started now. `detail` adds each layer's content, tokens and hash (the preview, tests);
-    a running turn does without, so a step's cost does not grow with the history.
+    a running turn does without, so a step's cost does not grow with the history. `snapshot` is what the
+    runner read for this step in one statement (agents/runtime/snapshot.py); without it, it is read here.
     """
     history.load()
-    new_messages = list(InboxMessage.objects.filter(task=task, status=InboxStatus.PENDING).order_by("id"))
+    snapshot = snapshot or task_snapshot(task.pk)
+    task = snapshot.task
+    new_messages = snapshot.new_messages
     # Someone else changed an artifact this task read: it must re-read before relying on it (DESIGN §9).
-    notices = [
-        {
-            "id": n.pk,
-            "artifact": n.artifact_id,
-            "from_version": n.from_version,
-            "to_version": n.to_version,
-            "changed_nodes": n.changed_nodes,
-            "summary": n.summary,
-        }
-        for n in notices_pending(task_id=task.pk)
-    ]
+    notices = snapshot.notices
     tools = tools_visible(history.loaded_domains)
     specs = _tool_specs(tuple(tools))
-    profile = profile_snapshot(task)
+    profile = profile_snapshot(snapshot)
 
     system = [{"role": "system", "content": SYSTEM_RULES}]
     profile_messages = [
@@ -238,14 +219,14 @@ def context_build(
     # What a person asked to forget stays out: summaries, history and the task's own fields that carry a
     # forgotten term are shown as removed (agents/services/forgotten.py). The profile and recall are rebuilt
     # by the forget itself; new messages are the person's words now, shown as written.
-    redact = history.redactor.refresh()
+    redact = history.redactor.refresh(snapshot.forgotten_terms)
     summaries = [redact.message(m) for m in history.summary_messages()]
     found = _recalled(task, lease, history)
     recalled = _recall_messages(found)
     steps = [redact.message(m) for m in history.step_messages()] if redact else history.step_messages()
-    tail_state = _tail(task, notices, redact)
+    tail_state = _tail(snapshot, redact)
     tail = [{"role": "system", "content": "Current task state: " + dumps(tail_state)}]
-    step_input = [{"role": "user", "content": m.text} for m in new_messages]
+    step_input = [{"role": "user", "content": text} for _, text in new_messages]
 
     tools_text = _tools_render(tuple(tools))
     profile_text = render([{"profile_version": profile.version}, *profile_messages])
@@ -278,7 +259,7 @@ def context_build(
         "task": tail_state["task"],
         "checklist": tail_state["checklist"],
         "spending": tail_state["spending"],
-        "new_messages": [{"id": m.pk, "text": m.text} for m in new_messages],
+        "new_messages": [{"id": pk, "text": text} for pk, text in new_messages],
         "last_results": last_results,
         "step_index": last_index + 1,
         "turn_trigger": turn.trigger if turn is not None else "",
@@ -295,7 +276,7 @@ def context_build(
     )
     return BuiltContext(
         request=request,
-        new_messages=[(m.pk, m.text) for m in new_messages],
+        new_messages=list(new_messages),
         notice_ids=[n["id"] for n in notices],
         layers=layers,
         prefix=prefix,

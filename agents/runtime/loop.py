@@ -31,10 +31,11 @@ from agents.runtime import cycle, resumption
 from agents.runtime.compaction import compaction_run
 from agents.runtime.context import context_build
 from agents.runtime.history import History
+from agents.runtime.snapshot import task_snapshot
+from agents.runtime.steplog import decision_write
 from agents.runtime.toolexec import RunContext, calls_run, merge_waits
 from agents.services.memory_feed import messages_consumed
 from agents.tools.registry import tool_get
-from workspace.services.events import event_append
 from workspace.services.notices import notices_mark_delivered
 
 logger = logging.getLogger(__name__)
@@ -147,22 +148,24 @@ class TurnRunner:
         return None  # a call settled in this turn's last step: its other calls run first, then the loop suspends
 
     def _step(self, task_id: int, last: Step | None, last_calls: list[ToolCall]):
-        task = Task.objects.get(pk=task_id)  # fresh brief, title, goal revision
         index = (last.index if last else 0) + 1
 
         def build():
-            # One read-only transaction: the whole context from one snapshot, in one round of commits.
-            with transaction.atomic():
-                return context_build(
-                    task=task,
-                    turn=self.turn,
-                    lease=self.lease,
-                    history=self.history,
-                    last_index=index - 1,
-                    last_calls=last_calls if last else None,
-                )
+            # One statement reads the task, its inbox, checklist, cards, notices, spending and profile from one
+            # snapshot (agents/runtime/snapshot.py): no transaction of its own needed.
+            snapshot = task_snapshot(task_id)  # fresh brief, title, goal revision
+            built = context_build(
+                task=snapshot.task,
+                turn=self.turn,
+                lease=self.lease,
+                history=self.history,
+                last_index=index - 1,
+                last_calls=last_calls if last else None,
+                snapshot=snapshot,
+            )
+            return snapshot.task, built
 
-        built = build()
+        task, built = build()
         if compaction_run(
             task=task,
             lease=self.lease,
@@ -171,58 +174,47 @@ class TurnRunner:
             request_tokens=built.tokens,
             fence=(self.turn_id, self.generation),
         ):
-            built = build()
+            task, built = build()
         response = self._infer(built.request)
+        message_ids = built.new_message_ids
         with transaction.atomic():
-            self.lease_expires = fence_turn(self.turn_id, self.generation)
-            message_ids = built.new_message_ids
             if message_ids:
+                # Lock order: the turn (fence), then the messages; a withdrawn or replaced one voids the decision.
+                fence_turn(self.turn_id, self.generation)
                 read = list(inbox_qs_for_update().filter(pk__in=message_ids))
                 if any(message.status != InboxStatus.PENDING for message in read):
                     raise _InboxChanged()
-            step = Step.objects.create(
+            written = decision_write(
                 turn_id=self.turn_id,
-                index=index,
-                number=self.step_number + 1,
                 generation=self.generation,
-                text=response.text,
-                decision=_decision(response),
-                model=response.model,
-                prompt_tokens=response.usage.prompt_tokens,
-                cached_prompt_tokens=response.usage.cached_prompt_tokens,
-                completion_tokens=response.usage.completion_tokens,
-                prefix_hash=built.prefix_hash,
-                context_tokens=built.tokens,
-                visible_tools=built.visible_tools,
-                memory=built.memory,
-            )
-            calls = ToolCall.objects.bulk_create(
-                [
-                    ToolCall(
-                        turn_id=self.turn_id,
-                        step=step,
-                        index=i,
-                        call_id=f"{self.turn_id}:{index}:{i}",
-                        provider_call_id=intent.id[:200],
-                        name=intent.name[:100],
-                        input=intent.arguments if isinstance(intent.arguments, dict) else {"_raw": intent.arguments},
-                        idempotent=_idempotent(intent.name),
-                    )
-                    for i, intent in enumerate(response.tool_calls, start=1)
-                ]
-            )
-            if message_ids:
-                InboxMessage.objects.filter(pk__in=message_ids).update(
-                    status=InboxStatus.CONSUMED, consumed_by_step=step, consumed_at=timezone.now()
-                )
-                # What the person said becomes evidence for memory, extracted by a q-job after commit.
-                messages_consumed(task_id=task_id, message_ids=message_ids)
-            if built.notice_ids:
-                notices_mark_delivered(task_id=task_id, ids=built.notice_ids)
-            event_append(
                 workspace_id=self.run_ctx.workspace_id,
-                kind="step.committed",
-                data={
+                step_fields={
+                    "index": index,
+                    "number": self.step_number + 1,
+                    "generation": self.generation,
+                    "text": response.text,
+                    "decision": _decision(response),
+                    "model": response.model,
+                    "prompt_tokens": response.usage.prompt_tokens,
+                    "cached_prompt_tokens": response.usage.cached_prompt_tokens,
+                    "completion_tokens": response.usage.completion_tokens,
+                    "prefix_hash": built.prefix_hash,
+                    "context_tokens": built.tokens,
+                    "visible_tools": built.visible_tools,
+                    "memory": built.memory,
+                },
+                calls=[
+                    {
+                        "index": i,
+                        "call_id": f"{self.turn_id}:{index}:{i}",
+                        "provider_call_id": intent.id[:200],
+                        "name": intent.name[:100],
+                        "input": intent.arguments if isinstance(intent.arguments, dict) else {"_raw": intent.arguments},
+                        "idempotent": _idempotent(intent.name),
+                    }
+                    for i, intent in enumerate(response.tool_calls, start=1)
+                ],
+                event={
                     "task": task_id,
                     "turn": self.turn_id,
                     "step": index,
@@ -231,9 +223,19 @@ class TurnRunner:
                     "consumed_messages": message_ids,
                 },
             )
+            self.lease_expires = written.lease_expires
+            step = written.step
+            if message_ids:
+                InboxMessage.objects.filter(pk__in=message_ids).update(
+                    status=InboxStatus.CONSUMED, consumed_by_step=step, consumed_at=timezone.now()
+                )
+                # What the person said becomes evidence for memory, extracted by a q-job after commit.
+                messages_consumed(task_id=task_id, message_ids=message_ids)
+            if built.notice_ids:
+                notices_mark_delivered(task_id=task_id, ids=built.notice_ids)
         self.tokens += response.usage.prompt_tokens + response.usage.completion_tokens
         self.step_number = step.number
-        return step, calls, [text for _, text in built.new_messages]
+        return step, written.calls, [text for _, text in built.new_messages]
 
     def _provider(self) -> ModelProvider:
         # The lease never changes within a turn: one provider (and its HTTP client) per run.

@@ -22,8 +22,9 @@ class Redactor:
         self.terms: frozenset[str] = frozenset()
         self._terms_of: dict[str, frozenset[str]] = {}
 
-    def refresh(self) -> "Redactor":
-        self.terms = forgotten_terms_of(self.workspace_id)
+    def refresh(self, terms: frozenset[str] | None = None) -> "Redactor":
+        """Read the terms again, or take them as read by the caller's own query of this step."""
+        self.terms = forgotten_terms_of(self.workspace_id) if terms is None else terms
         return self
 
     def __bool__(self) -> bool:

@@ -1,0 +1,181 @@
+"""Everything a decision reads about its task, in ONE statement (DESIGN §3, §7; issue 17).
+
+A step's context needs the task row, its pending inbox, checklist, open cards, undelivered change notices,
+spending and budget, the workspace's current profile and its forgotten terms. Through the ORM that is nine
+round trips and a read-only transaction around them; here it is one SELECT whose subqueries all read the same
+snapshot, so it needs no transaction of its own (autocommit: one statement, one consistent view).
+
+Raw SQL because the ORM cannot nest these aggregates as JSON into one row. Table and column names come from
+the models' meta; only values are parameters. On another database (SQLite in local runs) the same facts are
+read through the ORM (`_orm_snapshot`), which is also what the PostgreSQL query must agree with
+(tests/agents/test_runtime_snapshot.py).
+"""
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from django.db import connection
+
+from agents.models import Card, CardStatus, ChecklistItem, InboxMessage, InboxStatus, Task
+from agents.selectors import GOAL_SCOPE_PREFIX
+from billing.models import Approval, ApprovalKind, Order, OrderStatus
+from billing.selectors import task_spending
+from memory.models import ForgottenTerm, ProfileEntry, ProfileVersion
+from memory.services.forget import forgotten_terms_of
+from memory.services.profile import profile_current
+from workspace.models import ChangeNotice
+from workspace.selectors import notices_pending
+
+MAX_OPEN_CARDS = 10
+MAX_NOTICES = 20
+
+
+@dataclass(frozen=True)
+class TaskSnapshot:
+    task: Task
+    new_messages: list[tuple[int, str]]  # the pending inbox, oldest first
+    checklist: list[dict[str, Any]]  # by position
+    open_cards: list[dict[str, Any]]  # the first MAX_OPEN_CARDS open cards, by id
+    notices: list[dict[str, Any]]  # undelivered change notices, oldest first
+    spending: dict[str, int | None]  # spent, held, remaining (None: no budget for the current scope)
+    profile_number: int = 0
+    profile_entries: list[tuple[str, int | None]] = field(default_factory=list)  # (text, memory version id)
+    forgotten_terms: frozenset[str] = frozenset()
+
+
+def task_snapshot(task_id: int) -> TaskSnapshot:
+    if connection.vendor == "postgresql":
+        return _pg_snapshot(task_id)
+    return _orm_snapshot(Task.objects.get(pk=task_id))
+
+
+def _json(value) -> Any:
+    # psycopg decodes `json` itself; be indifferent to a loader that hands back text.
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _t(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+@lru_cache(maxsize=1)
+def _task_columns() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    fields = Task._meta.concrete_fields
+    return tuple(f.attname for f in fields), tuple(f.column for f in fields)
+
+
+@lru_cache(maxsize=1)
+def _snapshot_sql() -> str:
+    _, columns = _task_columns()
+    task_cols = ", ".join(f"t.{connection.ops.quote_name(c)}" for c in columns)
+    # Each subquery is correlated on the task row `t`; json_agg over an empty set is NULL, read as [].
+    return f"""
+    SELECT {task_cols},
+      (SELECT json_agg(json_build_array(m.id, m.text) ORDER BY m.id)
+         FROM {_t(InboxMessage)} m WHERE m.task_id = t.id AND m.status = %(pending)s),
+      (SELECT json_agg(json_build_object('position', c.position, 'title', c.title, 'status', c.status,
+                                         'needs_confirmation', c.needs_confirmation, 'evidence', c.evidence,
+                                         'artifacts', c.artifacts) ORDER BY c.position)
+         FROM {_t(ChecklistItem)} c WHERE c.task_id = t.id),
+      (SELECT json_agg(json_build_object('card', k.id, 'kind', k.kind, 'title', k.title) ORDER BY k.id)
+         FROM (SELECT id, kind, title FROM {_t(Card)} WHERE task_id = t.id AND status = %(open)s
+               ORDER BY id LIMIT {MAX_OPEN_CARDS}) k),
+      (SELECT json_agg(json_build_object('id', n.id, 'artifact', n.artifact_id, 'from_version', n.from_version,
+                                         'to_version', n.to_version, 'changed_nodes', n.changed_nodes,
+                                         'summary', n.summary) ORDER BY n.created_at, n.id)
+         FROM (SELECT * FROM {_t(ChangeNotice)} WHERE task_id = t.id AND delivered_at IS NULL
+               ORDER BY created_at, id LIMIT {MAX_NOTICES}) n),
+      (SELECT json_build_array(coalesce(sum(o.amount) FILTER (WHERE o.status = %(captured)s), 0),
+                               coalesce(sum(o.amount) FILTER (WHERE o.status = %(held)s), 0))
+         FROM {_t(Order)} o WHERE o.workspace_id = t.workspace_id AND o.task_id = t.id),
+      -- billing.selectors.budget_remaining: budgets of the task's current scope (agents.selectors.goal_scope_of)
+      (SELECT CASE WHEN count(*) = 0 THEN NULL
+                   ELSE coalesce(sum(a.remaining) FILTER (WHERE a.consumed_at IS NULL), 0) END
+         FROM {_t(Approval)} a
+         WHERE a.workspace_id = t.workspace_id AND a.kind = %(budget)s AND a.task_id = t.id
+           AND a.scope IN ('', %(scope_prefix)s || t.goal_revision)),
+      -- memory.services.profile.profile_current: the latest version and its entries
+      (SELECT json_build_array(p.number,
+                 (SELECT json_agg(json_build_array(e.text, e.version_id) ORDER BY e.position)
+                    FROM {_t(ProfileEntry)} e WHERE e.profile_id = p.id))
+         FROM {_t(ProfileVersion)} p WHERE p.workspace_id = t.workspace_id ORDER BY p.number DESC LIMIT 1),
+      (SELECT array_agg(f.term) FROM {_t(ForgottenTerm)} f WHERE f.workspace_id = t.workspace_id)
+    FROM {_t(Task)} t WHERE t.id = %(task)s
+    """  # noqa: S608 - names from model meta, values are parameters
+
+
+def _pg_snapshot(task_id: int) -> TaskSnapshot:
+    params = {
+        "task": task_id,
+        "pending": InboxStatus.PENDING,
+        "open": CardStatus.OPEN,
+        "captured": OrderStatus.CAPTURED,
+        "held": OrderStatus.HELD,
+        "budget": ApprovalKind.BUDGET,
+        "scope_prefix": GOAL_SCOPE_PREFIX,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_snapshot_sql(), params)
+        row = cursor.fetchone()
+    if row is None:
+        raise Task.DoesNotExist(f"Task {task_id} does not exist.")
+    attnames, _ = _task_columns()
+    n = len(attnames)
+    task = Task.from_db(connection.alias, list(attnames), list(row[:n]))
+    inbox, checklist, cards, notices, orders, remaining, profile, terms = row[n:]
+    spent, held = _json(orders)
+    number, entries = _json(profile) or (0, None)
+    return TaskSnapshot(
+        task=task,
+        new_messages=[(pk, text) for pk, text in _json(inbox) or []],
+        checklist=_json(checklist) or [],
+        open_cards=_json(cards) or [],
+        notices=_json(notices) or [],
+        spending={"spent": int(spent), "held": int(held), "remaining": None if remaining is None else int(remaining)},
+        profile_number=number,
+        profile_entries=[(text, version) for text, version in entries or []],
+        forgotten_terms=frozenset(terms or ()),
+    )
+
+
+def _orm_snapshot(task: Task) -> TaskSnapshot:
+    """The same facts through the ORM: several queries (other databases, and the reference for the test)."""
+    checklist = [
+        {
+            "position": i.position,
+            "title": i.title,
+            "status": i.status,
+            "needs_confirmation": i.needs_confirmation,
+            "evidence": i.evidence,
+            "artifacts": i.artifacts,
+        }
+        for i in ChecklistItem.objects.filter(task=task).order_by("position")
+    ]
+    cards = Card.objects.filter(task=task, status=CardStatus.OPEN).order_by("pk")[:MAX_OPEN_CARDS]
+    notices = [
+        {
+            "id": n.pk,
+            "artifact": n.artifact_id,
+            "from_version": n.from_version,
+            "to_version": n.to_version,
+            "changed_nodes": n.changed_nodes,
+            "summary": n.summary,
+        }
+        for n in notices_pending(task_id=task.pk, limit=MAX_NOTICES)
+    ]
+    profile = profile_current(task.workspace_id)
+    return TaskSnapshot(
+        task=task,
+        new_messages=list(
+            InboxMessage.objects.filter(task=task, status=InboxStatus.PENDING).order_by("id").values_list("id", "text")
+        ),
+        checklist=checklist,
+        open_cards=[{"card": c.pk, "kind": c.kind, "title": c.title} for c in cards],
+        notices=notices,
+        spending=task_spending(workspace_id=task.workspace_id, task_id=task.pk),
+        profile_number=profile.number,
+        profile_entries=[(entry.text, entry.version_id) for entry in profile.entries],
+        forgotten_terms=forgotten_terms_of(task.workspace_id),
+    )

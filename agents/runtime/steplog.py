@@ -1,0 +1,155 @@
+"""A decision's fenced write in ONE statement: fence, step, pending calls and the step's event (issue 17).
+
+Through the ORM the decision cost four round trips inside its transaction (renew-and-check the turn, insert
+the step, bulk-insert the calls, append the event). Here data-modifying CTEs do it in one: every insert reads
+from the fence's UPDATE, so when the turn is no longer ours (another generation, not running) the statement
+inserts nothing and the caller raises Fenced. The fence UPDATE takes the turn's row lock first, then the
+workspace row for the event sequence — the same order as before (turn, then workspace).
+
+Raw SQL because the ORM cannot chain an UPDATE's RETURNING into INSERTs. Names come from the models' meta;
+values are parameters. Other databases take the ORM path (`_orm_write`).
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+from psycopg.types.json import Jsonb
+
+from agents.exceptions import Fenced
+from agents.fencing import fence_turn, lease_deadline
+from agents.models import Step, ToolCall, ToolCallStatus, Turn, TurnStatus
+from lomote.kernel.events import push_hint_on_commit
+from workspace.models import Event, Workspace
+from workspace.services.events import event_append
+
+
+@dataclass(frozen=True)
+class Written:
+    step: Step
+    calls: list[ToolCall]
+    lease_expires: datetime
+
+
+STEP_COLUMNS = (
+    "index",
+    "number",
+    "generation",
+    "text",
+    "decision",
+    "model",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "completion_tokens",
+    "prefix_hash",
+    "context_tokens",
+    "visible_tools",
+    "memory",
+)
+JSON_STEP_COLUMNS = {"decision", "visible_tools", "memory"}
+
+
+def _q(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+@lru_cache(maxsize=1)
+def _decision_sql() -> str:
+    turn, step, call = _q(Turn._meta.db_table), _q(Step._meta.db_table), _q(ToolCall._meta.db_table)
+    workspace, event = _q(Workspace._meta.db_table), _q(Event._meta.db_table)
+    step_cols = ", ".join(_q(c) for c in STEP_COLUMNS)
+    step_vals = ", ".join(f"%({c})s" for c in STEP_COLUMNS)
+    return f"""
+    WITH fence AS (
+      UPDATE {turn} SET lease_expires_at = %(expires)s
+      WHERE id = %(turn)s AND generation = %(generation)s AND status = %(running)s
+      RETURNING id
+    ), new_step AS (
+      INSERT INTO {step} (turn_id, {step_cols}, created_at)
+      SELECT fence.id, {step_vals}, %(now)s FROM fence
+      RETURNING id
+    ), new_calls AS (
+      INSERT INTO {call} (turn_id, step_id, "index", call_id, provider_call_id, name, input, idempotent, status,
+                          result, error, attempts, started_generation, started_at, finished_at)
+      SELECT %(turn)s, new_step.id, c.i, c.call_id, c.provider_call_id, c.name, c.input, c.idempotent,
+             %(pending)s, NULL, NULL, 0, NULL, NULL, NULL
+      FROM new_step, jsonb_to_recordset(%(calls)s) AS c(i int, call_id text, provider_call_id text, name text,
+                                                          input jsonb, idempotent boolean)
+      RETURNING id, "index"
+    ), next_seq AS (
+      UPDATE {workspace} SET last_event_seq = last_event_seq + 1
+      WHERE id = %(workspace)s AND EXISTS (SELECT 1 FROM new_step)
+      RETURNING id, last_event_seq
+    ), new_event AS (
+      INSERT INTO {event} (workspace_id, seq, kind, data, created_at)
+      SELECT id, last_event_seq, %(kind)s, %(data)s, %(now)s FROM next_seq
+      RETURNING seq
+    )
+    SELECT (SELECT id FROM new_step),
+           (SELECT json_agg(json_build_array("index", id)) FROM new_calls),
+           (SELECT seq FROM new_event)
+    """  # noqa: S608 - names from model meta, values are parameters
+
+
+def decision_write(
+    *,
+    turn_id: int,
+    generation: int,
+    workspace_id: int,
+    step_fields: dict[str, Any],
+    calls: list[dict[str, Any]],
+    event: dict[str, Any],
+) -> Written:
+    """Record a decision under the fence, in the caller's transaction. Raises Fenced (nothing written) when the
+    turn is no longer this generation's. `calls`: index, call_id, provider_call_id, name, input, idempotent."""
+    if connection.vendor != "postgresql":
+        return _orm_write(turn_id, generation, workspace_id, step_fields, calls, event)
+    now, expires = timezone.now(), lease_deadline()
+    params = {
+        **{c: Jsonb(step_fields[c]) if c in JSON_STEP_COLUMNS else step_fields[c] for c in STEP_COLUMNS},
+        "expires": expires,
+        "turn": turn_id,
+        "generation": generation,
+        "running": TurnStatus.RUNNING,
+        "now": now,
+        "pending": ToolCallStatus.PENDING,
+        "calls": Jsonb([{**c, "i": c["index"]} for c in calls]),
+        "workspace": workspace_id,
+        "kind": "step.committed",
+        "data": Jsonb(event),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_decision_sql(), params)
+        step_id, call_ids, seq = cursor.fetchone()
+    if step_id is None:
+        raise Fenced()
+    push_hint_on_commit(workspace_id, seq)
+    step = Step(pk=step_id, turn_id=turn_id, created_at=now, **step_fields)
+    step._state.adding, step._state.db = False, connection.alias
+    ids = dict(call_ids or [])
+    made = []
+    for c in calls:
+        call = ToolCall(
+            pk=ids[c["index"]],
+            turn_id=turn_id,
+            step_id=step_id,
+            status=ToolCallStatus.PENDING,
+            result=None,
+            error=None,
+            attempts=0,
+            **c,
+        )
+        call._state.adding, call._state.db = False, connection.alias
+        made.append(call)
+    return Written(step=step, calls=made, lease_expires=expires)
+
+
+def _orm_write(turn_id, generation, workspace_id, step_fields, calls, event) -> Written:
+    expires = fence_turn(turn_id, generation)
+    step = Step.objects.create(turn_id=turn_id, **step_fields)
+    made = ToolCall.objects.bulk_create([ToolCall(turn_id=turn_id, step=step, **c) for c in calls])
+    event_append(workspace_id=workspace_id, kind="step.committed", data=event)
+    return Written(step=step, calls=made, lease_expires=expires)
