@@ -61,12 +61,19 @@ def fence_task(turn_id: int, generation: int, task_id: int) -> Task:
     The task comes with `acting_role` (its creator's current role), read in the same statement. For a
     tool that writes task state. Raises Fenced when the turn is no longer ours or the task stopped.
     """
+    task = task_lock_for_tools(task_id)
+    fence_turn(turn_id, generation)
+    return task
+
+
+def task_lock_for_tools(task_id: int) -> Task:
+    """The first half of `fence_task`: lock the active task with what a tool's checks read. The caller fences
+    the turn next (the runtime's decision write does it in its own statement, agents/runtime/steplog.py)."""
     # Only the columns a tool's checks read: the task row also carries long texts (brief, summary).
     columns = ("id", "workspace_id", "status", "created_by_id", "permissions", "autonomy")
     task = with_acting_role(task_qs_for_update().filter(pk=task_id).only(*columns)).get()
     if task.status != TaskStatus.ACTIVE:
         raise Fenced()
-    fence_turn(turn_id, generation)
     return task
 
 

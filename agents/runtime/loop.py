@@ -21,7 +21,7 @@ from django.db.models import Max, Sum
 from django.utils import timezone
 
 from agents.exceptions import Fenced, ModelError
-from agents.fencing import fence_task, fence_turn, lease_renew
+from agents.fencing import fence_task, fence_turn, lease_renew, task_lock_for_tools
 from agents.leases import lease_claim
 from agents.locks import inbox_qs_for_update
 from agents.models import InboxMessage, InboxStatus, ModelLease, Step, Task, ToolCall, Turn, TurnStatus
@@ -33,7 +33,7 @@ from agents.runtime.context import context_build
 from agents.runtime.history import History
 from agents.runtime.snapshot import task_snapshot
 from agents.runtime.steplog import decision_write
-from agents.runtime.toolexec import RunContext, calls_run, merge_waits
+from agents.runtime.toolexec import RunContext, calls_run, calls_run_in_decision, merge_waits, transactional
 from agents.services.memory_feed import messages_consumed
 from agents.tools.registry import tool_get
 from workspace.services.notices import notices_mark_delivered
@@ -122,7 +122,8 @@ class TurnRunner:
             if time.monotonic() - self.started > settings.LOMOTE_TURN_SLICE_SECONDS:
                 return cycle.turn_hand_off(self.turn_id, self.generation, task.pk)
             try:
-                last, calls, consumed = self._step(task.pk, last, calls)
+                last, calls, consumed, suspended = self._step(task.pk, last, calls)
+                waiting = waiting or suspended
             except _InboxChanged:
                 continue
 
@@ -177,7 +178,12 @@ class TurnRunner:
             task, built = build()
         response = self._infer(built.request)
         message_ids = built.new_message_ids
+        # Transactional calls at the head of the decision run in its transaction (toolexec.calls_run_in_decision);
+        # they need the task locked first, the order every writer uses (task, turn, inbox).
+        inline = bool(response.tool_calls) and transactional(response.tool_calls[0].name)
+        outcomes = []
         with transaction.atomic():
+            locked = task_lock_for_tools(task_id) if inline else None
             if message_ids:
                 # Lock order: the turn (fence), then the messages; a withdrawn or replaced one voids the decision.
                 fence_turn(self.turn_id, self.generation)
@@ -233,9 +239,12 @@ class TurnRunner:
                 messages_consumed(task_id=task_id, message_ids=message_ids)
             if built.notice_ids:
                 notices_mark_delivered(task_id=task_id, ids=built.notice_ids)
+            if locked is not None:
+                outcomes = calls_run_in_decision(self.run_ctx, written.calls, locked)
         self.tokens += response.usage.prompt_tokens + response.usage.completion_tokens
         self.step_number = step.number
-        return step, written.calls, [text for _, text in built.new_messages]
+        suspended = any(o.tool_result and o.tool_result.suspend for o in outcomes)
+        return step, written.calls, [text for _, text in built.new_messages], suspended
 
     def _provider(self) -> ModelProvider:
         # The lease never changes within a turn: one provider (and its HTTP client) per run.

@@ -153,3 +153,67 @@ def _orm_write(turn_id, generation, workspace_id, step_fields, calls, event) -> 
     made = ToolCall.objects.bulk_create([ToolCall(turn_id=turn_id, step=step, **c) for c in calls])
     event_append(workspace_id=workspace_id, kind="step.committed", data=event)
     return Written(step=step, calls=made, lease_expires=expires)
+
+
+@lru_cache(maxsize=1)
+def _result_sql() -> str:
+    call, workspace, event = _q(ToolCall._meta.db_table), _q(Workspace._meta.db_table), _q(Event._meta.db_table)
+    # The call's compare-and-set (toolexec._write) and its `tool_call.finished` event in one statement: the
+    # event is appended only when the update matched.
+    return f"""
+    WITH done AS (
+      UPDATE {call} SET status = %(status)s, result = %(result)s, error = %(error)s,
+                        started_generation = %(generation)s, started_at = %(started_at)s,
+                        finished_at = %(now)s, attempts = %(attempts)s
+      WHERE id = %(call)s AND status = ANY(%(sources)s)
+        AND NOT (status = %(started)s AND started_generation IS NOT NULL AND started_generation < %(generation)s)
+      RETURNING id
+    ), next_seq AS (
+      UPDATE {workspace} SET last_event_seq = last_event_seq + 1
+      WHERE id = %(workspace)s AND EXISTS (SELECT 1 FROM done)
+      RETURNING id, last_event_seq
+    ), new_event AS (
+      INSERT INTO {event} (workspace_id, seq, kind, data, created_at)
+      SELECT id, last_event_seq, 'tool_call.finished', %(data)s, %(now)s FROM next_seq
+      RETURNING seq
+    )
+    SELECT (SELECT count(*) FROM done), (SELECT seq FROM new_event)
+    """  # noqa: S608 - names from model meta, values are parameters
+
+
+def call_result_write(
+    *,
+    call_id: int,
+    sources: list[str],
+    status: str,
+    result: dict | None,
+    error: dict | None,
+    generation: int,
+    started_at: datetime | None,
+    attempts: int,
+    workspace_id: int,
+    event: dict[str, Any],
+) -> int:
+    """PostgreSQL: record a call's outcome if it is still in one of `sources` (and not started by a newer
+    generation) and append its `tool_call.finished` event, in one statement. Returns the rows updated (0 or 1)."""
+    now = timezone.now()
+    params = {
+        "status": status,
+        "result": None if result is None else Jsonb(result),
+        "error": None if error is None else Jsonb(error),
+        "generation": generation,
+        "started_at": started_at or now,
+        "now": now,
+        "attempts": attempts,
+        "call": call_id,
+        "sources": list(sources),
+        "started": ToolCallStatus.STARTED,
+        "workspace": workspace_id,
+        "data": Jsonb(event),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_result_sql(), params)
+        updated, seq = cursor.fetchone()
+    if seq is not None:
+        push_hint_on_commit(workspace_id, seq)
+    return updated

@@ -13,13 +13,14 @@ is validated and permission-checked on the server, then run:
 import logging
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
 from agents.exceptions import Fenced, ToolError
 from agents.fencing import fence_task, fence_turn
 from agents.models import Autonomy, Task, ToolCall, ToolCallStatus, Turn
+from agents.runtime.steplog import call_result_write
 from agents.selectors import with_acting_role
 from agents.services.cards import card_gate_call
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
@@ -78,6 +79,38 @@ def calls_run(run: RunContext, calls: list[ToolCall]) -> list[Outcome]:
             _record(run, call, outcome, late_ok=False)
         else:
             outcome = _run_one(run, call)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def transactional(name: str) -> bool:
+    tool_cls = tool_get(name)
+    return tool_cls is not None and tool_cls.transactional
+
+
+def calls_run_in_decision(run: RunContext, calls: list[ToolCall], task: Task) -> list[Outcome]:
+    """Run the step's leading transactional calls inside the decision's own fenced transaction (issue 17).
+
+    The caller locked `task` (agents.fencing.task_lock_for_tools), then fenced the turn and inserted the calls:
+    a transactional tool's effect and result then commit with the decision that asked for it, in one commit.
+    Exactly once still holds: the decision, the effects and the results commit together or not at all. The
+    first call that is not transactional, and every call after it, stays pending for `calls_run`.
+    """
+    outcomes = []
+    for call in calls:
+        tool_cls = tool_get(call.name)
+        if tool_cls is None or not tool_cls.transactional:
+            break
+        ctx = _context(run, call, task)
+        try:
+            with transaction.atomic():  # a savepoint: a failed tool's writes go, the decision stays
+                checked = _check(tool_cls, ctx, call)
+                outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked)
+                if outcome.status != ToolCallStatus.DONE and not isinstance(checked, Outcome):
+                    raise _RollBack(outcome)
+        except _RollBack as failed:
+            outcome = failed.outcome
+        _write(run, call, outcome)
         outcomes.append(outcome)
     return outcomes
 
@@ -209,23 +242,6 @@ def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
     transaction) or started by this generation, as far as the move table allows the outcome from there;
     anything else means another worker got there first.
     """
-    now = timezone.now()
-    updated = (
-        ToolCall.objects.filter(pk=call.pk, status__in=tool_call_sources(outcome.status))
-        .exclude(status=ToolCallStatus.STARTED, started_generation__lt=run.generation)
-        .update(
-            status=outcome.status,
-            result=outcome.result,
-            error=outcome.error,
-            started_generation=run.generation,
-            started_at=call.started_at or now,
-            finished_at=now,
-            attempts=call.attempts + (0 if call.status == ToolCallStatus.STARTED else 1),
-        )
-    )
-    if updated != 1:
-        raise Fenced()
-    call.status, call.result, call.error = outcome.status, outcome.result, outcome.error
     tool_result = outcome.tool_result
     if tool_result is not None and (tool_result.made_progress or tool_result.suspend):
         turn = Turn.objects.only("checkpoint").get(pk=run.turn_id)
@@ -241,17 +257,48 @@ def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
     if tool_result is not None:
         for kind, data in tool_result.events:
             event_append(workspace_id=run.workspace_id, kind=kind, data=data)
-    event_append(
-        workspace_id=run.workspace_id,
-        kind="tool_call.finished",
-        data={
-            "task": run.task_id,
-            "turn": run.turn_id,
-            "call": call.call_id,
-            "name": call.name,
-            "status": outcome.status,
-        },
-    )
+    finished = {
+        "task": run.task_id,
+        "turn": run.turn_id,
+        "call": call.call_id,
+        "name": call.name,
+        "status": outcome.status,
+    }
+    attempts = call.attempts + (0 if call.status == ToolCallStatus.STARTED else 1)
+    if connection.vendor == "postgresql":
+        # The compare-and-set and its event in one statement (agents/runtime/steplog.py).
+        updated = call_result_write(
+            call_id=call.pk,
+            sources=tool_call_sources(outcome.status),
+            status=outcome.status,
+            result=outcome.result,
+            error=outcome.error,
+            generation=run.generation,
+            started_at=call.started_at,
+            attempts=attempts,
+            workspace_id=run.workspace_id,
+            event=finished,
+        )
+    else:
+        now = timezone.now()
+        updated = (
+            ToolCall.objects.filter(pk=call.pk, status__in=tool_call_sources(outcome.status))
+            .exclude(status=ToolCallStatus.STARTED, started_generation__lt=run.generation)
+            .update(
+                status=outcome.status,
+                result=outcome.result,
+                error=outcome.error,
+                started_generation=run.generation,
+                started_at=call.started_at or now,
+                finished_at=now,
+                attempts=attempts,
+            )
+        )
+        if updated == 1:
+            event_append(workspace_id=run.workspace_id, kind="tool_call.finished", data=finished)
+    if updated != 1:
+        raise Fenced()
+    call.status, call.result, call.error = outcome.status, outcome.result, outcome.error
 
 
 def merge_waits(current: dict | None, new: dict) -> dict:
