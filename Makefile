@@ -48,6 +48,7 @@ bench: $(VENV)/.bench-installed
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.memory_bench $(MEM_BENCH_ARGS)
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.search_bench $(SEARCH_BENCH_ARGS)
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.routing_bench $(ROUTING_BENCH_ARGS)
+	LOMOTE_BENCH_HTTP_SECONDS="$${LOMOTE_BENCH_HTTP_SECONDS:-30}" DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.load_bench $(LOAD_BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var/staticfiles var/test.sqlite3
