@@ -20,8 +20,7 @@ def _ceil(n: int, per: int) -> int:
 def estimate_tokens(text: str) -> int:
     """About how many tokens `text` is for an OpenAI-style encoder. 0 for empty text; deterministic."""
     total = 0
-    for match in _PIECES.finditer(text):
-        piece = match.group()
+    for piece in _PIECES.findall(text):
         first = piece[0]
         if first.isalpha():
             wide = 0 if piece.isascii() else sum(1 for ch in piece if ord(ch) >= _CJK_START)

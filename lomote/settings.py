@@ -148,7 +148,7 @@ Q_CLUSTER = {
     "workers": int(os.environ.get("Q_WORKERS", "2")),
     "timeout": max(LOMOTE_TASK_TIMEOUTS.values()),
     "retry": max(LOMOTE_TASK_TIMEOUTS.values()) + LOMOTE_QUEUE_WAIT_MARGIN + 60,
-    "poll": 0.05,
+    "poll": float(os.environ.get("Q_POLL", "0.05")),
     "max_attempts": 5,
     "catch_up": False,
     "save_limit": 1000,

@@ -145,6 +145,12 @@ def _tools_tokens(tools: tuple[type[Tool], ...]) -> int:
     return estimate_tokens(_tools_render(tools))
 
 
+@lru_cache(maxsize=128)
+def _tokens(text: str) -> int:
+    """The layers before the tail keep their bytes from step to step: estimate each text once."""
+    return estimate_tokens(text)
+
+
 def _layer(name: str, content: Any, text: str) -> Layer:
     return Layer(name=name, content=content, tokens=estimate_tokens(text), hash=digest(text))
 
@@ -244,7 +250,7 @@ def context_build(
         ("input", step_input, render(step_input)),
     ]
     tokens = history.step_tokens + _tools_tokens(tuple(tools))
-    tokens += sum(estimate_tokens(text) for name, _, text in parts if text is not None and name != "tools")
+    tokens += sum(_tokens(text) for name, _, text in parts if text is not None and name != "tools")
     layers = []
     if detail:
         layers = [_layer(name, c, text if text is not None else render(c)) for name, c, text in parts]

@@ -21,7 +21,7 @@ from django.db.models import Max, Sum
 from django.utils import timezone
 
 from agents.exceptions import Fenced, ModelError
-from agents.fencing import fence_task, fence_turn, lease_renew, task_lock_for_tools
+from agents.fencing import fence_task, fence_turn, lease_renew
 from agents.leases import lease_claim
 from agents.locks import inbox_qs_for_update
 from agents.models import InboxMessage, InboxStatus, ModelLease, Step, Task, ToolCall, Turn, TurnStatus
@@ -32,7 +32,7 @@ from agents.runtime.compaction import compaction_run
 from agents.runtime.context import context_build
 from agents.runtime.history import History
 from agents.runtime.snapshot import task_snapshot
-from agents.runtime.steplog import decision_write
+from agents.runtime.steplog import decision_write, task_lock_for_decision
 from agents.runtime.toolexec import RunContext, calls_run, calls_run_in_decision, merge_waits, transactional
 from agents.services.memory_feed import messages_consumed
 from agents.tools.registry import tool_get
@@ -183,7 +183,7 @@ class TurnRunner:
         inline = bool(response.tool_calls) and transactional(response.tool_calls[0].name)
         outcomes = []
         with transaction.atomic():
-            locked = task_lock_for_tools(task_id) if inline else None
+            locked = task_lock_for_decision(task_id) if inline else None
             if message_ids:
                 # Lock order: the turn (fence), then the messages; a withdrawn or replaced one voids the decision.
                 fence_turn(self.turn_id, self.generation)

@@ -106,6 +106,17 @@ def _snapshot_sql() -> str:
     """  # noqa: S608 - names from model meta, values are parameters
 
 
+def model_from_row(model, attnames, values):
+    """A model instance from a raw row, with the fields' own database conversions (a raw cursor hands JSON
+    columns back as text: Django decodes them in JSONField.from_db_value)."""
+    fields = {f.attname: f for f in model._meta.concrete_fields}
+    converted = []
+    for name, value in zip(attnames, values, strict=True):
+        converter = getattr(fields[name], "from_db_value", None)
+        converted.append(converter(value, None, connection) if value is not None and converter else value)
+    return model.from_db(connection.alias, list(attnames), converted)
+
+
 def _pg_snapshot(task_id: int) -> TaskSnapshot:
     params = {
         "task": task_id,
@@ -123,7 +134,7 @@ def _pg_snapshot(task_id: int) -> TaskSnapshot:
         raise Task.DoesNotExist(f"Task {task_id} does not exist.")
     attnames, _ = _task_columns()
     n = len(attnames)
-    task = Task.from_db(connection.alias, list(attnames), list(row[:n]))
+    task = model_from_row(Task, attnames, row[:n])
     inbox, checklist, cards, notices, orders, remaining, profile, terms = row[n:]
     spent, held = _json(orders)
     number, entries = _json(profile) or (0, None)

@@ -45,7 +45,8 @@ def _budget(task, alice, scope, remaining, consumed=False):
 def busy_task(task, alice, workspace):
     """A task with something in every part the context reads, and things that must stay out."""
     task.goal_revision = 2
-    task.save(update_fields=["goal_revision"])
+    task.waiting_for = {"type": "person", "card": 1}
+    task.save(update_fields=["goal_revision", "waiting_for"])
     for position, status in ((2, ChecklistStatus.DONE), (1, ChecklistStatus.PENDING)):
         ChecklistItem.objects.create(
             task=task, position=position, title=f"Item {position}", status=status, evidence="seen", artifacts=[7]
@@ -88,6 +89,9 @@ def test_the_one_statement_snapshot_reads_what_the_orm_reads(busy_task):
     # then the one statement agrees with the ORM on every part, in one query
     assert len(queries) == 1
     assert one.task.pk == busy_task.pk and one.task.goal_revision == 2 and one.task.brief == busy_task.brief
+    # JSON columns decoded as the ORM decodes them
+    assert one.task.waiting_for == many.task.waiting_for == {"type": "person", "card": 1}
+    assert one.task.permissions == many.task.permissions and isinstance(one.task.permissions, dict)
     assert one.new_messages == many.new_messages == [(m.pk, m.text) for m in busy_task.inbox.order_by("pk")][::2]
     assert one.checklist == many.checklist and [i["position"] for i in one.checklist] == [1, 2]
     assert one.open_cards == many.open_cards and len(one.open_cards) == 10
