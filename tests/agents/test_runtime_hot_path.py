@@ -9,9 +9,13 @@ and end cost.
 import pytest
 from django.db import connection, connections
 
-from agents.models import Step, Task, TaskStatus, ToolCall, ToolCallStatus
+from agents.exceptions import ToolError
+from agents.models import ChecklistItem, Step, Task, TaskStatus, ToolCall, ToolCallStatus
 from agents.runtime.loop import turn_run
+from agents.tools.base import Tool, ToolContext, ToolResult
+from agents.tools.registry import override
 from tests.agents.conftest import says
+from tests.support.runtime import NoArgs
 from workspace.models import Event
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -71,3 +75,40 @@ def test_a_step_with_a_transactional_tool_is_one_read_and_one_write_transaction(
     stepping = [k for k in kinds if k in ("step.committed", "tool_call.finished")]
     assert stepping == ["step.committed", "tool_call.finished"] * 7 + ["step.committed"]
     assert tools.EXECUTIONS and all(n == 1 for n in tools.EXECUTIONS.values())
+
+
+class WriteThenFailTool(Tool):
+    """Database-only: writes a checklist item, then refuses. Its write must not outlive its failure."""
+
+    name = "test_write_then_fail"
+    description = "Write, then fail (test tool)."
+    Args = NoArgs
+
+    def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
+        ChecklistItem.objects.create(task_id=ctx.task_id, position=1, title="Half-done")
+        raise ToolError("The tool refused after writing.")
+
+
+def test_a_transactional_tool_that_fails_in_the_decisions_transaction_leaves_no_write_but_keeps_the_step(
+    task, tools, script
+):
+    # given a model that calls a database-only tool that writes and then fails, then answers
+    model = script([says("Trying.", ("test_write_then_fail", {}), ("test_noop", {})), says("It failed.")])
+    turn = tools.start_turn(task)
+
+    # when the turn runs (the calls run in the decision's own transaction)
+    with override(WriteThenFailTool):
+        assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="w") == "answered"
+
+    # then the failed tool's write was rolled back, its failure recorded, the decision and the next call kept
+    assert not ChecklistItem.objects.filter(task=task).exists()
+    failed, noop = ToolCall.objects.filter(turn=turn).order_by("index")
+    assert (failed.status, failed.error["code"]) == (ToolCallStatus.FAILED, "tool_error")
+    assert (noop.status, noop.result) == (ToolCallStatus.DONE, {"ok": True})
+    assert list(Step.objects.filter(turn=turn).order_by("index").values_list("text", flat=True)) == [
+        "Trying.",
+        "It failed.",
+    ]
+    # and the model read the failure once, in the step after
+    assert model.calls_for_step(1) == 1
+    assert [r["status"] for r in model.requests[1].state["last_results"]] == ["failed", "done"]
