@@ -3,7 +3,10 @@
 Each pass decides from the log: finish the last step's calls; or, if the model answered without tools,
 end the cycle; or, if a result asked to wait, suspend; otherwise read the inbox at this safe boundary,
 build the context, call the model (no transaction held), and commit the decision, its pending calls and
-the consumed inbox messages in ONE fenced transaction before any tool runs.
+the consumed inbox messages in ONE fenced transaction before any other tool runs. A step costs one read
+statement (agents/runtime/snapshot.py) and that one write transaction (agents/runtime/steplog.py); the
+decision's leading transactional (database-only) calls run inside it, so their effects and results commit
+with the decision that asked for them (toolexec.calls_run_in_decision); any other call runs after it.
 
 The runner reads the log once when it claims the turn, then keeps what it commits in memory: while it
 holds the fence nobody else writes this turn's log, and every write it makes re-checks the fence.
