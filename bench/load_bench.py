@@ -26,6 +26,7 @@ import argparse
 import contextlib
 import json
 import multiprocessing
+import importlib.util
 import os
 import secrets
 import shutil
@@ -356,10 +357,9 @@ def ws_latency(*, base_url: str, workspace_id: int, cookie: str, events: int, ga
 
 
 def locust_available() -> str | None:
-    """The locust executable next to this Python, if locust is installed."""
-    try:
-        import locust  # noqa: F401
-    except ImportError:
+    """The locust executable next to this Python, if locust is installed. Looked up, never imported: importing
+    locust monkey-patches the whole process with gevent, and the bench's own threads and database stop working."""
+    if importlib.util.find_spec("locust") is None:
         return None
     exe = Path(sys.executable).with_name("locust")
     return str(exe) if exe.exists() else shutil.which("locust")

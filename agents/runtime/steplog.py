@@ -233,7 +233,7 @@ def _task_lock_sql() -> str:
            coalesce((SELECT m.role FROM {membership} m
                      WHERE m.workspace_id = t.workspace_id AND m.user_id = t.created_by_id LIMIT 1), %(viewer)s)
     FROM {task} t WHERE t.id = %(task)s
-    FOR UPDATE OF t
+    FOR NO KEY UPDATE OF t
     """  # noqa: S608 - names from model meta, values are parameters
 
 
