@@ -24,9 +24,9 @@ duration (`make bench` uses a shorter run; the issue's figure is 120 s).
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import multiprocessing
-import importlib.util
 import os
 import secrets
 import shutil
