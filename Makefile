@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint fmt bench clean
+.PHONY: run test lint fmt bench soak clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,13 @@ bench: $(VENV)/.bench-installed
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.search_bench $(SEARCH_BENCH_ARGS)
 	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.routing_bench $(ROUTING_BENCH_ARGS)
 	LOMOTE_BENCH_HTTP_SECONDS="$${LOMOTE_BENCH_HTTP_SECONDS:-30}" DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.load_bench $(LOAD_BENCH_ARGS)
+
+# The chaos soak (README "Scale-out"): the Procfile.cluster processes, 100 tasks, random SIGKILLs, one PostgreSQL
+# and one Redis restart (where this machine allows it), then the invariants. Its own database, lomote_soak, on the
+# DATABASE_URL server; Redis at REDIS_URL (default local). `make soak SOAK_SECONDS=60` for a short one.
+SOAK_SECONDS ?= 300
+soak: $(STAMP)
+	$(PY) -m tests.soak --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) var/staticfiles var/test.sqlite3
