@@ -109,16 +109,6 @@ class Line:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
 
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=15)
-        self.kill_group()  # whatever outlived the SIGTERM (a sentinel's orphaned worker) goes too
-
     def log_tail(self, chars: int = 2000) -> str:
         self.log.seek(0)
         return self.log.read().decode(errors="replace")[-chars:]
@@ -205,9 +195,18 @@ class ProcessSet:
                     raise AssertionError(f"{line.name} did not answer in {timeout}s: {line.log_tail()}")
                 time.sleep(0.2)
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 15) -> None:
+        """SIGTERM every line at once, give them `grace` seconds together, then SIGKILL what is left."""
         for line in self.lines:
-            line.stop()
+            if line.alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(line.process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for line in self.lines:
+            if line.process is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    line.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            line.kill_group()
         for line in self.lines:
             line.log.close()
 
