@@ -62,7 +62,7 @@ class Findings:
 
 def _settled(findings: Findings, task_ids: list[int]) -> None:
     findings.statuses, unsettled = task_states(task_ids)
-    lost, stranded = lost_jobs(task_ids), _stranded(task_ids)
+    lost, stranded = lost_jobs(task_ids), stranded_tasks(task_ids)
     for line in unsettled:
         task_id = int(line.split()[1].rstrip(":"))
         if task_id in lost:
@@ -73,7 +73,7 @@ def _settled(findings: Findings, task_ids: list[int]) -> None:
             findings.unsettled.append(line)
 
 
-def _stranded(task_ids: list[int]) -> dict[int, str]:
+def stranded_tasks(task_ids: list[int]) -> dict[int, str]:
     """Idle tasks holding a tool call still `pending` in a turn that was taken over: the killed turn had
     decided it, the next generation never ran it, and its checklist item stays in progress with no card."""
     calls = ToolCall.objects.filter(
@@ -237,6 +237,17 @@ def invariants(workspace_ids: list[int], task_ids: list[int]) -> Findings:
     _events(findings, workspace_ids)
     _generations(findings, task_ids)
     return findings
+
+
+def broker_backlog() -> dict[str, int]:
+    """Messages left in the ORM broker by function: duplicates piling up here are re-enqueue amplification."""
+    backlog = Counter()
+    for queued in OrmQ.objects.all():
+        try:
+            backlog[queued.task["func"].rsplit(".", 1)[-1]] += 1
+        except Exception:  # noqa: BLE001 - a payload this process cannot read
+            backlog["unreadable"] += 1
+    return dict(backlog)
 
 
 def done_items(task_ids: list[int]) -> int:

@@ -68,7 +68,7 @@ class SoakConfig:
             redis_url=self.redis_url or None,
             Q_WORKERS=str(self.q_workers),
             LOMOTE_LEASE_SECONDS=str(self.lease_seconds),
-            LOMOTE_WATCHDOG_PERIOD="1",
+            LOMOTE_WATCHDOG_PERIOD="5",  # recovery ≈ lease + period; each sweep also re-enqueues (see README)
             # Above the queue wait a backlog of tasks causes: the watchdog re-enqueues a turn queued longer than
             # this even while its first message still waits in the broker (see README "Scale-out").
             LOMOTE_QUEUE_STALE_SECONDS="30",
@@ -93,6 +93,7 @@ class SoakReport:
     items_done: int = 0
     wall: float = 0.0
     drained_in: float | None = None
+    backlog: dict[str, int] = field(default_factory=dict)
     logs: str = ""
 
     @property
@@ -142,6 +143,7 @@ class SoakReport:
             f"  tasks: {f.statuses}; items done {self.items_done}; cards answered {self.cards_answered} "
             f"(person's failed requests, retried: {self.person_errors})",
             f"  orders: {f.orders}; paid steps {f.paid_steps}",
+            f"  left in the broker: {self.backlog or 'nothing'}",
         ]
         for name, rows in self.failures.items():
             lines.append(f"  FAIL {name}: {len(rows)}: {rows[:5]}")
@@ -192,7 +194,16 @@ def _busy(task_ids: list[int]) -> bool:
 
 
 def _settled(task_ids: list[int]) -> bool:
-    return not _busy(task_ids) and not checks.task_states(task_ids)[1]
+    """Nothing left that will move before the broker's `retry`: no turn queued or running, and every task
+    terminal, on a card, or in one of the known gaps (failures the checks report, not reasons to wait out the
+    drain)."""
+    if _busy(task_ids):
+        return False
+    unsettled = checks.task_states(task_ids)[1]
+    if not unsettled:
+        return True
+    stuck = set(checks.lost_jobs(task_ids)) | set(checks.stranded_tasks(task_ids))
+    return all(int(line.split()[1].rstrip(":")) in stuck for line in unsettled)
 
 
 def _reconnect() -> None:
@@ -287,6 +298,7 @@ def soak(config: SoakConfig) -> SoakReport:
         close_old_connections()
         report.findings = _guarded(lambda: checks.invariants(workspace_ids, task_ids))
         report.items_done = checks.done_items(task_ids)
+        report.backlog = checks.broker_backlog()
         report.cards_answered, report.person_errors = person.acted, person.errors
     finally:
         report.supervisor_restarts = list(procs.restarts)

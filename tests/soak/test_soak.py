@@ -33,7 +33,7 @@ def test_two_clusters_on_one_database_run_100_paid_tasks_once_each():
     # when the person approves every budget card through either web server
     report = _run(
         SoakConfig(
-            database_url=database_url_of_test_db(), redis_url=redis_url(), chaos=False, seconds=0, drain_timeout=420
+            database_url=database_url_of_test_db(), redis_url=redis_url(), chaos=False, seconds=0, drain_timeout=600
         )
     )
 
@@ -50,7 +50,7 @@ def test_a_60_second_chaos_soak_loses_nothing():
     # given the same cluster under load, with a worker process SIGKILLed every 3 seconds, PostgreSQL restarted
     # once during a recovery and Redis once (or reported "skipped" with the reason where this machine cannot)
     config = SoakConfig(
-        database_url=database_url_of_test_db(), redis_url=redis_url(), seconds=60, tasks=20, drain_timeout=30
+        database_url=database_url_of_test_db(), redis_url=redis_url(), seconds=60, tasks=20, drain_timeout=60
     )
     report = _run(config, known_gap_allowed=True)
 
