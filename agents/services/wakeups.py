@@ -73,11 +73,18 @@ def decide_after_jobs(task: Task) -> str:
     """The task (locked) waits for jobs: once all settled, finish, stop, or continue. Else keep waiting."""
     if task.status != TaskStatus.WAITING or task.waiting_for.get("type") != "jobs":
         return "recorded"
-    awaited = list(
-        GenerationJob.objects.filter(pk__in=task.waiting_for.get("jobs", [])).values_list("status", flat=True)
+    jobs = list(
+        GenerationJob.objects.select_related("artifact_version").filter(
+            pk__in=task.waiting_for.get("jobs", []), task_id=task.pk
+        )
     )
+    awaited = [job.status for job in jobs]
     if any(status not in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.TIMED_OUT) for status in awaited):
         return "waiting"
+    # Every awaited result goes on its item before deciding: the reaction to an earlier job may have been lost
+    # (its worker died right after the commit), and once the task stops waiting nothing would record it.
+    for job in jobs:
+        job_result_record(task=task, job=job)
     if any(status != JobStatus.SUCCEEDED for status in awaited):
         # A failed generation is the person's call: retrying would spend again.
         return _stop(task, TaskStatus.IDLE, "generation_failed")

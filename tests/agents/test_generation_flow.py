@@ -280,3 +280,34 @@ def test_it_confirms_each_paid_step_of_work_asked_through_the_api(posters, tools
     posters.refresh_from_db()
     assert not Order.objects.exists()
     assert posters.waiting_for["type"] == "approval" and "api_request" in posters.waiting_for["reasons"]
+
+
+def test_it_records_every_settled_job_when_the_reaction_to_an_earlier_one_was_lost(
+    posters, tools, script, funded, upstream, monkeypatch
+):
+    # given a task waiting on two posters (found by the chaos soak: a worker SIGKILLed right after committing
+    # poster 1's success loses its on-commit reaction, then poster 2's reaction woke the task)
+    script(
+        [
+            says(
+                "Making both posters.",
+                ("generate_image", {"prompt": "retro poster one", "checklist_position": 1}),
+                ("generate_image", {"prompt": "retro poster two", "checklist_position": 2}),
+            )
+        ]
+    )
+    turn = tools.start_turn(posters)
+    assert turn_run(turn_id=turn.pk, generation=1) == "suspended"
+    first, second = GenerationJob.objects.filter(task_id=posters.pk).order_by("pk")
+    # when poster 1 succeeds but the process dies before its reaction runs
+    with monkeypatch.context() as patched:
+        patched.setattr("agents.subscribers.task_job_settled", lambda **kwargs: "lost")
+        complete(first)
+    # and poster 2 succeeds normally
+    complete(second)
+    # then both items carry their results and the task is done, not stopped with poster 1 "in progress"
+    items = list(ChecklistItem.objects.filter(task=posters).order_by("position"))
+    assert [i.status for i in items] == [ChecklistStatus.DONE, ChecklistStatus.DONE]
+    assert [i.artifacts[0]["job"] for i in items] == [first.pk, second.pk]
+    posters.refresh_from_db()
+    assert (posters.status, posters.stop_reason) == (TaskStatus.DONE, "checklist_complete")
