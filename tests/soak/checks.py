@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.conf import settings
 from django.db.models import Count
 from django.utils import timezone
 from django_q.models import OrmQ
@@ -20,6 +21,7 @@ from workspace.models import Event, GenerationJob, JobStatus, Workspace
 
 TERMINAL = {TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.CANCELLED}
 STALE_MARGIN = 30  # seconds past its lease a running turn may not sit
+LOST_AFTER = 60  # seconds a generation job's message may wait in a live cluster's own queue
 
 
 @dataclass
@@ -97,7 +99,10 @@ def lost_jobs(task_ids: list[int]) -> dict[int, str]:
     }
     lost: dict[int, str] = {}
     now = timezone.now()
-    for queued in OrmQ.objects.filter(lock__gt=now):
+    # The broker stamps a message it hands out with lock = now + retry. A live cluster's pusher also takes
+    # messages ahead of its workers, so only one handed out over LOST_AFTER seconds ago counts as lost.
+    handed_out_before = now - timedelta(seconds=LOST_AFTER) + timedelta(seconds=settings.Q_CLUSTER["retry"])
+    for queued in OrmQ.objects.filter(lock__gt=now, lock__lt=handed_out_before):
         try:
             name = queued.task.get("name")
         except Exception:  # noqa: BLE001, S112 - a payload this process cannot read is not a generation job
