@@ -10,6 +10,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from io import StringIO
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -33,6 +34,7 @@ from agents.models import (
     TurnStatus,
 )
 from agents.runtime.resumption import task_resume_checked
+from agents.services.flow_runs import flow_run_request
 from agents.services.inbox import message_post
 from agents.services.memory_forget import memory_forget_ask
 from agents.services.task_settings import task_settings_update
@@ -353,8 +355,6 @@ class Run:
         self._checked(outcome == step.expect, f"flow edit of {step.node} by {step.by}: {outcome}, {step.expect} meant")
 
     def _flowrun(self, step: spec.FlowRun) -> None:
-        from agents.services.flow_runs import flow_run_request
-
         flow_run_request(
             workspace_id=self.workspace_id,
             artifact_id=self.flows[step.flow_run],
@@ -400,7 +400,7 @@ class Run:
             provider=step.provider,
             model=step.model,
             default=True,
-            stdout=_Null(),
+            stdout=StringIO(),  # the command's own line is not part of the scenario's log
         )
 
     def _pause(self, step: spec.Pause) -> None:
@@ -534,14 +534,6 @@ def _describe(step) -> str:
     action = next(iter(type(step).model_fields))  # the action key is each step model's first field
     data = {action: getattr(step, action), **step.model_dump(by_alias=True, exclude_defaults=True)}
     return ", ".join(f"{key}: {value}" for key, value in data.items())
-
-
-class _Null:
-    def write(self, *_):
-        pass
-
-    def flush(self):
-        pass
 
 
 def scenario_run(scenario: spec.Scenario, *, variant: str = "clean", workers: int = 2, log=print) -> Result:
