@@ -14,15 +14,12 @@ from agents.models import (
     Task,
     TaskKind,
     TaskStatus,
-    ToolCall,
-    ToolCallStatus,
-    Turn,
     TurnStatus,
 )
-from agents.services.cards import cards_withdraw, checklist_item_unstart
+from agents.services.cards import cards_withdraw
 from agents.services.inbox import message_source
 from agents.services.task_status import task_status_set
-from agents.services.turns import turn_start
+from agents.services.turns import turn_start, unrun_calls_close
 from agents.transitions import task_can_move, task_move, turn_move
 from lomote.kernel.exceptions import Conflict
 from workspace.models import Role
@@ -66,23 +63,7 @@ def _fence_out_active_turn(task: Task, to: str, reason: str) -> None:
             kind="turn.ended",
             data={"task": task.pk, "turn": turn.pk, "status": to, "reason": reason},
         )
-        _close_unrun_calls(task, turn, reason)
-
-
-def _close_unrun_calls(task: Task, turn: Turn, reason: str) -> None:
-    """Calls the model decided but no worker started are never run by this turn: they fail saying so (the model
-    reads it next time), and the checklist items they were for are pending again, ready to start."""
-    unrun = list(ToolCall.objects.filter(step__turn=turn, status=ToolCallStatus.PENDING).values_list("pk", "input"))
-    error = {
-        "code": "not_started",
-        "message": f"The turn ended ({reason}) before this call ran: nothing was done.",
-        "details": {},
-    }
-    ToolCall.objects.filter(pk__in=[pk for pk, _ in unrun], status=ToolCallStatus.PENDING).update(
-        status=ToolCallStatus.FAILED, error=error, finished_at=timezone.now()
-    )
-    for _, arguments in unrun:
-        checklist_item_unstart(task.pk, arguments)
+        unrun_calls_close(task, reason=reason)
 
 
 @transaction.atomic

@@ -19,6 +19,7 @@ from agents.models import (
     Turn,
 )
 from agents.queue import enqueue_turn
+from agents.services.cards import checklist_item_unstart
 from agents.services.task_status import task_status_set
 from billing.selectors import spend_policy_get
 from workspace.services.events import event_append
@@ -41,6 +42,7 @@ def turn_start(*, task: Task, trigger: str, resume_check: str | None = None) -> 
     existing = active_turn(task)
     if existing is not None:
         return existing
+    unrun_calls_close(task, reason="a new turn started")
     number = (task.turns.aggregate(last=Max("number"))["last"] or 0) + 1
     if resume_check is None and interrupted_calls(task).exists():
         resume_check = "interrupted_call"
@@ -69,6 +71,26 @@ def _lease_model(turn: Turn, task: Task) -> ModelLease:
     lease.turn = turn
     lease.save(force_insert=True)
     return lease
+
+
+def unrun_calls_close(task: Task, *, reason: str) -> int:
+    """Calls the model decided in a turn that has ended, which no worker started, are never run: an ended turn is
+    never resumed (the next turn is a new one). They fail as `not_started` — the model reads that next time — and
+    the checklist items they were for are pending again: an item left "in progress" is never started twice, and
+    the task stalled with it (a pause, a takeover ended by a resume review; found by the scenarios and the soak).
+    """
+    unrun = list(
+        ToolCall.objects.filter(turn__task=task, status=ToolCallStatus.PENDING)
+        .exclude(turn__status__in=ACTIVE_TURN_STATUSES)
+        .values_list("pk", "input")
+    )
+    error = {"code": "not_started", "message": f"The turn ended ({reason}) before this call ran: nothing was done."}
+    closed = ToolCall.objects.filter(pk__in=[pk for pk, _ in unrun], status=ToolCallStatus.PENDING).update(
+        status=ToolCallStatus.FAILED, error={**error, "details": {}}, finished_at=timezone.now()
+    )
+    for _, arguments in unrun:
+        checklist_item_unstart(task.pk, arguments)
+    return closed
 
 
 def interrupted_calls(task: Task):
