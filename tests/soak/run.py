@@ -40,7 +40,10 @@ from tests.support.servers import free_port
 from workspace.selectors import workspace_access
 from workspace.services.workspaces import workspace_create
 
-KNOWN_GAPS = {"lost_generation_jobs", "stranded_after_resume"}
+# Found by the soak and not fixed yet (README "Scale-out"): reported by name, an expected failure in CI.
+# `stranded_after_resume` was one until the next turn closed the calls an ended turn never started; it is still
+# checked (tests/soak/checks.py) and now fails the soak like any other finding.
+KNOWN_GAPS = {"lost_generation_jobs"}
 BRIEF = "Make 2 retro posters for the {name} summer fair"
 
 
