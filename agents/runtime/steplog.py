@@ -57,10 +57,24 @@ def _q(name: str) -> str:
     return connection.ops.quote_name(name)
 
 
+def _event_ctes(*, after: str, kind: str) -> str:
+    """`next_seq` and `new_event`: the workspace event log's append (workspace/services/events.py), done only when
+    the CTE `after` wrote a row — so a fenced-out writer appends nothing. `kind` is SQL: a parameter or a literal."""
+    workspace, event = _q(Workspace._meta.db_table), _q(Event._meta.db_table)
+    return f"""next_seq AS (
+      UPDATE {workspace} SET last_event_seq = last_event_seq + 1
+      WHERE id = %(workspace)s AND EXISTS (SELECT 1 FROM {after})
+      RETURNING id, last_event_seq
+    ), new_event AS (
+      INSERT INTO {event} (workspace_id, seq, kind, data, created_at)
+      SELECT id, last_event_seq, {kind}, %(data)s, %(now)s FROM next_seq
+      RETURNING seq
+    )"""  # noqa: S608 - names from model meta, values are parameters
+
+
 @lru_cache(maxsize=1)
 def _decision_sql() -> str:
     turn, step, call = _q(Turn._meta.db_table), _q(Step._meta.db_table), _q(ToolCall._meta.db_table)
-    workspace, event = _q(Workspace._meta.db_table), _q(Event._meta.db_table)
     step_cols = ", ".join(_q(c) for c in STEP_COLUMNS)
     step_vals = ", ".join(f"%({c})s" for c in STEP_COLUMNS)
     return f"""
@@ -80,15 +94,7 @@ def _decision_sql() -> str:
       FROM new_step, jsonb_to_recordset(%(calls)s) AS c(i int, call_id text, provider_call_id text, name text,
                                                           input jsonb, idempotent boolean)
       RETURNING id, "index"
-    ), next_seq AS (
-      UPDATE {workspace} SET last_event_seq = last_event_seq + 1
-      WHERE id = %(workspace)s AND EXISTS (SELECT 1 FROM new_step)
-      RETURNING id, last_event_seq
-    ), new_event AS (
-      INSERT INTO {event} (workspace_id, seq, kind, data, created_at)
-      SELECT id, last_event_seq, %(kind)s, %(data)s, %(now)s FROM next_seq
-      RETURNING seq
-    )
+    ), {_event_ctes(after="new_step", kind="%(kind)s")}
     SELECT (SELECT id FROM new_step),
            (SELECT json_agg(json_build_array("index", id)) FROM new_calls),
            (SELECT seq FROM new_event)
@@ -158,7 +164,7 @@ def _orm_write(turn_id, generation, workspace_id, step_fields, calls, event) -> 
 
 @lru_cache(maxsize=1)
 def _result_sql() -> str:
-    call, workspace, event = _q(ToolCall._meta.db_table), _q(Workspace._meta.db_table), _q(Event._meta.db_table)
+    call = _q(ToolCall._meta.db_table)
     # The call's compare-and-set (toolexec._write) and its `tool_call.finished` event in one statement: the
     # event is appended only when the update matched.
     return f"""
@@ -169,15 +175,7 @@ def _result_sql() -> str:
       WHERE id = %(call)s AND status = ANY(%(sources)s)
         AND NOT (status = %(started)s AND started_generation IS NOT NULL AND started_generation < %(generation)s)
       RETURNING id
-    ), next_seq AS (
-      UPDATE {workspace} SET last_event_seq = last_event_seq + 1
-      WHERE id = %(workspace)s AND EXISTS (SELECT 1 FROM done)
-      RETURNING id, last_event_seq
-    ), new_event AS (
-      INSERT INTO {event} (workspace_id, seq, kind, data, created_at)
-      SELECT id, last_event_seq, 'tool_call.finished', %(data)s, %(now)s FROM next_seq
-      RETURNING seq
-    )
+    ), {_event_ctes(after="done", kind="'tool_call.finished'")}
     SELECT (SELECT count(*) FROM done), (SELECT seq FROM new_event)
     """  # noqa: S608 - names from model meta, values are parameters
 

@@ -25,6 +25,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from tests.support.servers import wait_healthy
+
 PROCFILE = Path(settings.BASE_DIR) / "deploy" / "Procfile.cluster"
 _VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
 
@@ -180,20 +182,15 @@ class ProcessSet:
         return name, pid
 
     def wait_web_ready(self, timeout: float = 60) -> None:
-        import urllib.request
-
         deadline = time.monotonic() + timeout
         for url, line in zip(self.web_urls, [li for li in self.lines if li.is_web], strict=True):
-            while True:
-                if not line.alive():
-                    raise AssertionError(f"{line.name} exited: {line.log_tail()}")
-                with contextlib.suppress(OSError):
-                    with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:  # noqa: S310 - local
-                        if response.status == 200:
-                            break
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"{line.name} did not answer in {timeout}s: {line.log_tail()}")
-                time.sleep(0.2)
+            wait_healthy(
+                url,
+                name=line.name,
+                alive=line.alive,
+                log_tail=line.log_tail,
+                timeout=max(0.1, deadline - time.monotonic()),
+            )
 
     def stop(self, grace: float = 15) -> None:
         """SIGTERM every line at once, give them `grace` seconds together, then SIGKILL what is left."""

@@ -23,6 +23,21 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def wait_healthy(url: str, *, name: str, alive, log_tail, timeout: float) -> None:
+    """Poll `url`/healthz until it answers 200; fail with the process's log if it exits or never answers."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if not alive():
+            raise AssertionError(f"{name} exited: {log_tail()}")
+        with contextlib.suppress(OSError):
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:  # noqa: S310 - local
+                if response.status == 200:
+                    return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{name} did not answer in {timeout}s: {log_tail()}")
+        time.sleep(0.1)
+
+
 class Daphne:
     """`python -m daphne` serving lomote.asgi on a fixed port; can be stopped and started again."""
 
@@ -44,17 +59,9 @@ class Daphne:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.process.poll() is not None:
-                raise AssertionError(f"daphne exited ({self.process.returncode}): {self.log_tail()}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:  # noqa: S310 - local
-                    if response.status == 200:
-                        return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"daphne did not answer in {timeout}s: {self.log_tail()}")
-            time.sleep(0.1)
+        wait_healthy(
+            self.url, name="daphne", alive=lambda: self.process.poll() is None, log_tail=self.log_tail, timeout=timeout
+        )
 
     def stop(self) -> None:
         if self.process is None:
