@@ -16,6 +16,16 @@ def enqueue_turn(turn_id: int, generation: int) -> None:
     transaction.on_commit(lambda: _enqueue(turn_id, generation))
 
 
+def turn_message_name(turn_id: int, generation: int) -> str:
+    """The django-q task name of a turn's message (the watchdog finds it by this name)."""
+    return f"turn-{turn_id}-g{generation}"
+
+
+def enqueue_turn_now(turn_id: int, generation: int) -> None:
+    """Enqueue at once, outside any transaction (the watchdog, for a turn whose message is gone)."""
+    _enqueue(turn_id, generation)
+
+
 def _enqueue(turn_id: int, generation: int) -> None:
     from django_q.tasks import async_task
 
@@ -26,7 +36,7 @@ def _enqueue(turn_id: int, generation: int) -> None:
             generation,
             group="turns",
             timeout=settings.LOMOTE_TASK_TIMEOUTS["turn"],
-            task_name=f"turn-{turn_id}-g{generation}",
+            task_name=turn_message_name(turn_id, generation),
         )
     except Exception:  # noqa: BLE001 - the watchdog re-enqueues turns queued too long
         logger.warning("enqueue of turn %s generation %s failed", turn_id, generation, exc_info=True)

@@ -1,7 +1,8 @@
 """The watchdog (DESIGN §3): every period, recover what a lost message or a dead worker left behind.
 
 - expired leases → take the turn over (generation + 1) and re-enqueue, or fail it at the attempt cap;
-- turns queued too long → re-enqueue the same generation (a duplicate job is a no-op);
+- turns queued too long → hand their message out again if a dead process took it, or re-enqueue the same
+  generation if it is gone (a message still waiting is left alone; a duplicate job is a no-op anyway);
 - tasks with unconsumed inbox messages and no active turn → start a turn;
 - tasks waiting on jobs that all settled (a lost on-commit reaction) → decide as the reaction would;
 - tasks waiting on an approval a person already granted (a lost on-commit reaction) → wake them;
@@ -12,6 +13,7 @@ Every move is a conditional write, so two watchdogs sweeping at once act once pe
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -29,7 +31,7 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
-from agents.queue import enqueue_turn
+from agents.queue import enqueue_turn, enqueue_turn_now, turn_message_name
 from agents.services.task_status import task_status_set
 from agents.services.turns import turn_start
 from agents.services.wakeups import (
@@ -40,6 +42,7 @@ from agents.services.wakeups import (
 )
 from agents.transitions import turn_move
 from billing.services.orders import orders_release_orphaned
+from lomote.kernel.queue_revival import messages_revive
 from memory.services.evidence import evidence_sweep
 from workspace.services.events import event_append
 
@@ -76,12 +79,14 @@ def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
         _take_over(turn_id, generation, now, report)
     stale_before = now - timedelta(seconds=settings.LOMOTE_QUEUE_STALE_SECONDS)
     stale = Turn.objects.filter(status=TurnStatus.QUEUED, enqueued_at__lt=stale_before)
+    owed: dict[str, tuple[int, int]] = {}
     for turn_id, generation, enqueued_at in list(stale.values_list("pk", "generation", "enqueued_at")[:BATCH]):
-        # Conditional on the old stamp: of two sweeps, one re-enqueues.
+        # Conditional on the old stamp: of two sweeps, one looks after it.
         if Turn.objects.filter(pk=turn_id, status=TurnStatus.QUEUED, enqueued_at=enqueued_at).update(enqueued_at=now):
-            with transaction.atomic():
-                enqueue_turn(turn_id, generation)
-            report.requeued.append(turn_id)
+            owed[turn_message_name(turn_id, generation)] = (turn_id, generation)
+    # Its message still waiting (a backlog) is left alone; one a dead process took, or a lost one, is revived.
+    revived = messages_revive({name: partial(enqueue_turn_now, *turn) for name, turn in owed.items()})
+    report.requeued += [owed[name][0] for name in revived]
     for task_id in list(_tasks_with_unread_inbox()[:BATCH]):
         _start_for_inbox(task_id, report)
     for task_id, jobs in list(tasks_waiting_on_settled_jobs()):

@@ -10,12 +10,14 @@ or a failed extraction left pending.
 import logging
 import uuid
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django_q.tasks import async_task
 
+from lomote.kernel.queue_revival import messages_revive
 from memory.models import Evidence, EvidenceKind, Tombstone
 from memory.text import content_hash
 
@@ -77,6 +79,10 @@ def extraction_enqueue(evidence_id: int) -> None:
     transaction.on_commit(lambda: _enqueue(evidence_id))
 
 
+def _message_name(evidence_id: int) -> str:
+    return f"memory-extract-{evidence_id}"
+
+
 def _enqueue(evidence_id: int) -> None:
     try:
         async_task(
@@ -84,7 +90,7 @@ def _enqueue(evidence_id: int) -> None:
             evidence_id,
             group="memory",
             timeout=settings.LOMOTE_TASK_TIMEOUTS["default"],
-            task_name=f"memory-extract-{evidence_id}",
+            task_name=_message_name(evidence_id),
         )
     except Exception:  # noqa: BLE001 - the sweep re-enqueues pending evidence
         logger.warning("enqueue of the extraction of evidence %s failed", evidence_id, exc_info=True)
@@ -98,13 +104,14 @@ def evidence_pending():
 
 
 def evidence_sweep(*, now=None) -> list[int]:
-    """Re-enqueue the extraction of pending evidence older than SWEEP_AFTER (a lost enqueue, a failed
-    extraction: its attempts were counted). Returns the ids enqueued. Safe to run anywhere, any number of
+    """Revive the extraction of pending evidence older than SWEEP_AFTER (a lost enqueue, a failed extraction:
+    its attempts were counted). Returns the ids enqueued again or handed out again. Safe to run anywhere, any number of
     times: extracting evidence that is no longer pending does nothing."""
     cutoff = (now or timezone.now()) - SWEEP_AFTER
     ids = list(
         evidence_pending().filter(created_at__lt=cutoff).order_by("pk").values_list("pk", flat=True)[:SWEEP_BATCH]
     )
-    for evidence_id in ids:
-        _enqueue(evidence_id)
-    return ids
+    # A message still waiting (a backlog) is left alone: re-enqueueing it at every sweep grew the queue faster
+    # than workers drained it. One a dead process took, or a lost one, is revived.
+    revived = messages_revive({_message_name(pk): partial(_enqueue, pk) for pk in ids})
+    return [int(name.rsplit("-", 1)[1]) for name in revived]

@@ -10,6 +10,9 @@ from datetime import timedelta
 import pytest
 from django.db import connections
 from django.utils import timezone
+from django_q.brokers import get_broker
+from django_q.models import OrmQ
+from django_q.tasks import async_task
 
 from agents.models import (
     Card,
@@ -22,6 +25,7 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
+from agents.queue import turn_message_name
 from agents.runtime.loop import turn_run
 from agents.runtime.watchdog import watchdog_sweep
 from agents.services.card_actions import card_act
@@ -101,6 +105,25 @@ def test_it_recovers_a_lost_enqueue_and_ignores_a_duplicate_job(task, tools, scr
     assert turn_run(turn_id=turn.pk, generation=1) == "answered"
     assert turn_run(turn_id=turn.pk, generation=1) == "noop"
     assert Step.objects.filter(turn=turn).count() == 1
+
+
+def test_it_adds_no_copy_of_a_waiting_turn_message_and_frees_one_a_dead_worker_took(task, tools, script, settings):
+    # given a stale queued turn whose message still waits in the broker (a backlog: every worker busy)
+    script([says("Nothing to do yet.")])
+    turn = tools.start_turn(task)
+    async_task("agents.tasks.run_turn", turn.pk, 1, task_name=turn_message_name(turn.pk, 1))
+    stale = lambda: timezone.now() + timedelta(seconds=settings.LOMOTE_QUEUE_STALE_SECONDS + 1)  # noqa: E731
+
+    # when the watchdog sweeps, then no copy is added (each used to add one, and a backlog grew at every sweep)
+    assert watchdog_sweep(now=stale()).requeued == [] and OrmQ.objects.count() == 1
+
+    # when a worker takes the message and is killed: the broker would hide it for Q_CLUSTER retry (12 minutes)
+    assert get_broker().dequeue()
+    swept = watchdog_sweep(now=stale() + timedelta(seconds=settings.LOMOTE_QUEUE_STALE_SECONDS + 1))
+
+    # then the same message is handed out again at once, still one
+    assert swept.requeued == [turn.pk]
+    assert OrmQ.objects.filter(lock__lte=timezone.now()).count() == OrmQ.objects.count() == 1
 
 
 def test_it_runs_a_turn_once_when_two_workers_get_the_same_job(task, tools, script):

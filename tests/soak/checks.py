@@ -89,8 +89,8 @@ def lost_jobs(task_ids: list[int]) -> dict[int, str]:
     submitted, and its django-q message is taken (locked) though no process of ours reported on it.
 
     That is what a SIGKILLed qcluster worker, pusher or sentinel leaves: the ORM broker hides a message it
-    handed out for Q_CLUSTER["retry"] seconds (720 by default), and the generation sweeper only times such a
-    job out after the provider's max_duration (420 s for the procedural provider)."""
+    handed out for Q_CLUSTER["retry"] seconds (720 by default). The generation sweeper hands such a job out
+    again once it is silent (WorkerProvider.redeliver); this check fails if that did not happen."""
     jobs = {
         f"generation-{pk}": (pk, task_id)
         for pk, task_id in GenerationJob.objects.filter(

@@ -40,10 +40,6 @@ from tests.support.servers import free_port
 from workspace.selectors import workspace_access
 from workspace.services.workspaces import workspace_create
 
-# Found by the soak and not fixed yet (README "Scale-out"): reported by name, an expected failure in CI.
-# `stranded_after_resume` was one until the next turn closed the calls an ended turn never started; it is still
-# checked (tests/soak/checks.py) and now fails the soak like any other finding.
-KNOWN_GAPS = {"lost_generation_jobs"}
 BRIEF = "Make 2 retro posters for the {name} summer fair"
 
 
@@ -112,14 +108,6 @@ class SoakReport:
     def passed(self) -> bool:
         return not self.failures
 
-    @property
-    def only_known_gaps(self) -> bool:
-        """The failures are only the known gaps (README "Scale-out", known gaps): tasks waiting on generation
-        jobs a killed process took from the broker, tasks stranded by a resumed turn, and the drain waiting
-        for them."""
-        failures = set(self.failures)
-        return bool(failures & KNOWN_GAPS) and failures <= KNOWN_GAPS | {"not drained"}
-
     def _p(self, q: float) -> str:
         if not self.recoveries:
             return "n/a"
@@ -150,10 +138,7 @@ class SoakReport:
         ]
         for name, rows in self.failures.items():
             lines.append(f"  FAIL {name}: {len(rows)}: {rows[:5]}")
-        if self.passed:
-            lines.append("  PASS")
-        else:
-            lines.append("  FAILED (known gaps only, see README 'Scale-out')" if self.only_known_gaps else "  FAILED")
+        lines.append("  PASS" if self.passed else "  FAILED")
         return "\n".join(lines)
 
 

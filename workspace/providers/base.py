@@ -173,7 +173,7 @@ class WorkerProvider(GenerationProvider):
                 job.pk,
                 group="generation",
                 timeout=settings.LOMOTE_TASK_TIMEOUTS["generation"],
-                task_name=f"generation-{job.pk}",
+                task_name=self.message_name(job.pk),
             )
         except Exception as exc:  # the broker is our database: an error here leaves the outcome unknown
             raise SubmissionUncertain("The generation job could not be queued.") from exc
@@ -184,6 +184,11 @@ class WorkerProvider(GenerationProvider):
         if task is not None and not task.success:
             return Report(status="failed", error={"code": "worker_failed", "message": "The generation worker failed."})
         return None
+
+    @staticmethod
+    def message_name(job_id: int) -> str:
+        """The django-q task name of a job's message (the generation sweeper finds it by this name)."""
+        return f"generation-{job_id}"
 
     @abstractmethod
     def work(self, job: GenerationJob, report: ReportFn) -> None:

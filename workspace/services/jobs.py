@@ -30,14 +30,16 @@ The contract other apps rely on (agents' generation tools, billing's subscriber)
     jobs_poll_silent(now=None) -> GenerationSweep
         The sweeper (`manage.py generation_sweeper`, every 10 s): fails jobs stuck `submitting` past
         LOMOTE_GENERATION_SUBMIT_TIMEOUT (`submission_uncertain`), polls jobs silent for
-        LOMOTE_GENERATION_SILENT_SECONDS (a lost callback), and times out jobs past their provider's
-        max_duration. Several sweepers may run at once.
+        LOMOTE_GENERATION_SILENT_SECONDS (a lost callback) — and hands our own workers' silent rerun-safe
+        jobs out again when the process that took their message died (lomote/kernel/queue_revival.py) — and times
+        out jobs past their provider's max_duration. Several sweepers may run at once.
 """
 
 import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -48,6 +50,7 @@ from django.utils import timezone
 
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, DomainError, InvalidInput, NotFound
+from lomote.kernel.queue_revival import messages_revive
 from workspace.domain_events import JOB_SETTLED
 from workspace.locks import artifact_qs_for_update, generation_job_qs_for_update
 from workspace.models import (
@@ -406,10 +409,11 @@ class GenerationSweep:
     polled: list[int] = field(default_factory=list)
     applied: list[int] = field(default_factory=list)
     timed_out: list[int] = field(default_factory=list)
+    redelivered: list[int] = field(default_factory=list)
     errors: list[int] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.uncertain or self.polled or self.timed_out or self.errors)
+        return bool(self.uncertain or self.polled or self.timed_out or self.redelivered or self.errors)
 
 
 def jobs_poll_silent(now: datetime | None = None) -> GenerationSweep:
@@ -445,11 +449,11 @@ def _poll_silent(now: datetime, sweep: GenerationSweep) -> None:
         .filter(Q(polled_at__lt=silent_before) | Q(polled_at__isnull=True))
         .order_by("pk")
     )
-    for job_id, provider_name, upstream_id, polled_at in list(
-        silent.values_list("pk", "provider", "upstream_id", "polled_at")[:SWEEP_BATCH]
-    ):
+    unheard: dict[str, list[GenerationJob]] = {}  # provider -> its silent jobs with nothing to report
+    for job in list(silent.only("pk", "provider", "upstream_id", "polled_at")[:SWEEP_BATCH]):
+        job_id, provider_name, upstream_id = job.pk, job.provider, job.upstream_id
         # Claimed with a conditional update: of two sweepers, one polls.
-        if not GenerationJob.objects.filter(pk=job_id, polled_at=polled_at).update(polled_at=now):
+        if not GenerationJob.objects.filter(pk=job_id, polled_at=job.polled_at).update(polled_at=now):
             continue
         try:
             report = registry.provider_get(provider_name).poll(upstream_id)
@@ -459,6 +463,7 @@ def _poll_silent(now: datetime, sweep: GenerationSweep) -> None:
             continue
         sweep.polled.append(job_id)
         if report is None:
+            unheard.setdefault(provider_name, []).append(job)
             continue
         try:
             applied = job_event_apply(
@@ -472,6 +477,30 @@ def _poll_silent(now: datetime, sweep: GenerationSweep) -> None:
             continue
         if applied:
             sweep.applied.append(job_id)
+    _redeliver(unheard, sweep)
+
+
+def _redeliver(unheard: dict[str, list[GenerationJob]], sweep: GenerationSweep) -> None:
+    """Our own workers' silent jobs may sit in a message a killed process took, hidden for the broker's retry
+    (12 minutes), or in none: hand them out again (lomote/kernel/queue_revival.py). Only rerun-safe work — a
+    paid worker job must not run twice, and times out instead."""
+    for provider_name, jobs in unheard.items():
+        provider = registry.provider_get(provider_name)
+        if not (isinstance(provider, WorkerProvider) and provider.rerun_safe):
+            continue
+        by_name = {provider.message_name(job.pk): job for job in jobs}
+        try:
+            acted = messages_revive({name: partial(_requeue, provider, job) for name, job in by_name.items()})
+        except Exception:  # noqa: BLE001 - the broker is our database; the next sweep tries again
+            logger.warning("generation: redelivery of %s jobs failed", provider_name, exc_info=True)
+            continue
+        sweep.redelivered += [by_name[name].pk for name in acted]
+
+
+def _requeue(provider: WorkerProvider, job: GenerationJob) -> None:
+    # Its message is gone: queue it again, and store the new upstream id unless something else moved it.
+    upstream_id = provider.submit(job)
+    GenerationJob.objects.filter(pk=job.pk, upstream_id=job.upstream_id).update(upstream_id=upstream_id)
 
 
 def _time_out(now: datetime, sweep: GenerationSweep) -> None:
