@@ -533,6 +533,30 @@ class FlowRunCreateApi(WorkspaceApi):
         return Response(_flow_run_body(started), status=code)
 
 
+class FlowRunRerunStaleApi(WorkspaceApi):
+    serializer_class = serializers.FlowRunRequestOut
+
+    @extend_schema(
+        operation_id="flow_runs_rerun_stale",
+        description="Re-run the run's stale nodes — those made from an artifact version that has changed since, "
+        "and what is downstream of them — on their current inputs. Nodes still current keep their outputs and do "
+        "not run; a re-run generation node adds the next version to the artifact it made before. Paid nodes are "
+        "priced and authorised like a new run (201 running, 202 waiting on a quote card). 409 `nothing_stale` "
+        "when no node is stale, `run_not_settled` while the run has not ended.",
+        request=None,
+        responses={
+            201: serializers.FlowRunRequestOut,
+            202: serializers.FlowRunRequestOut,
+            **error_responses(402, 403, 404, 409),
+        },
+    )
+    def post(self, request, workspace_id, run_id):
+        access = self.access().require(Role.EDITOR)
+        started = flow_run_services.flow_run_rerun_stale_request(access=access, run_id=run_id)
+        code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
+        return Response(_flow_run_body(started), status=code)
+
+
 class FlowNodeRetryApi(WorkspaceApi):
     serializer_class = serializers.FlowRunRequestOut
 

@@ -43,6 +43,11 @@ urlpatterns = [
         name="artifact-flow-runs",
     ),
     path(
+        "workspaces/<id:workspace_id>/flow-runs/<id:run_id>/rerun-stale/",
+        apis.FlowRunRerunStaleApi.as_view(),
+        name="flow-run-rerun-stale",
+    ),
+    path(
         "workspaces/<id:workspace_id>/flow-runs/<id:run_id>/nodes/<slug:node_id>/retry/",
         apis.FlowNodeRetryApi.as_view(),
         name="flow-node-retry",

@@ -34,7 +34,7 @@ from agents.models import (
     TurnStatus,
 )
 from agents.runtime.resumption import task_resume_checked
-from agents.services.flow_runs import flow_run_request
+from agents.services.flow_runs import flow_run_request, flow_run_rerun_stale_request
 from agents.services.inbox import message_post
 from agents.services.memory_forget import memory_forget_ask
 from agents.services.task_settings import task_settings_update
@@ -49,10 +49,11 @@ from simulation.clock import workspace_age
 from simulation.metrics import Intents, Metrics, RevisionIntent, RouteIntent, collaboration_metrics
 from simulation.processes import Background
 from workspace.flows.authoring import flow_create, flow_edit
-from workspace.models import Artifact, FlowRun, FlowRunStatus, GenerationJob
+from workspace.models import Artifact, ArtifactKind, FlowRun, FlowRunStatus, GenerationJob, NodeStatus
 from workspace.models import JobStatus as Job
 from workspace.providers.procedural import render_image
 from workspace.selectors import workspace_access
+from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_edit
 from workspace.services.uploads import artifact_upload, artifact_version_upload
 from workspace.services.workspaces import workspace_create
@@ -168,7 +169,8 @@ class Run:
     def _kill_step(self) -> int:
         if self.scenario.kill_at is not None:
             return self.scenario.kill_at
-        starts_work = [i for i, s in enumerate(self.scenario.steps, start=1) if isinstance(s, spec.Say | spec.Answer)]
+        work = spec.Say | spec.Answer | spec.FlowRun | spec.FlowRerun
+        starts_work = [i for i, s in enumerate(self.scenario.steps, start=1) if isinstance(s, work)]
         return starts_work[len(starts_work) // 2] if starts_work else 1
 
     def _kill_mid_way(self) -> None:
@@ -331,11 +333,43 @@ class Run:
                 author_user=self.access.user,
             )
 
+    def _write(self, step: spec.Write) -> None:
+        artifact = artifact_create(
+            workspace_id=self.workspace_id,
+            kind=ArtifactKind.DOCUMENT,
+            title=step.write,
+            content=step.text,
+            author_user=self.access.user,
+        )
+        self.artifacts[step.as_] = artifact.pk
+
     def _flowcreate(self, step: spec.FlowCreate) -> None:
+        nodes = {
+            node_id: {**node, "params": self._with_artifact_ids(node.get("params") or {})}
+            for node_id, node in step.graph.get("nodes", {}).items()
+        }
+        graph = {**step.graph, "nodes": nodes}
         artifact = flow_create(
-            workspace_id=self.workspace_id, title=step.title, graph=step.graph, author_user=self.access.user
+            workspace_id=self.workspace_id, title=step.title, graph=graph, author_user=self.access.user
         )
         self.flows[step.flow] = self.artifacts[step.flow] = artifact.pk
+
+    def _with_artifact_ids(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A param "@name" is the id of the scenario's artifact of that name (a document the person wrote)."""
+        return {
+            key: self._artifact(value[1:]) if isinstance(value, str) and value.startswith("@") else value
+            for key, value in params.items()
+        }
+
+    def _last_run(self, flow: str) -> FlowRun | None:
+        runs = FlowRun.objects.filter(workspace_id=self.workspace_id, artifact_id=self.flows[flow])
+        return runs.order_by("pk").last()
+
+    def _flowrerun(self, step: spec.FlowRerun) -> None:
+        run = self._last_run(step.flow_rerun)
+        if run is None:
+            raise ScenarioFailed(f"{step.flow_rerun} has no run to re-run")
+        flow_run_rerun_stale_request(access=self.access, run_id=run.pk)
 
     def _flowedit(self, step: spec.FlowEdit) -> None:
         artifact = Artifact.objects.get(pk=self.flows[step.flow_edit])
@@ -444,9 +478,12 @@ class Run:
             found = Artifact.objects.get(pk=self._artifact(ref)).versions.count()
             self._checked(found == count, f"{ref} has {found} version(s), {count} meant")
         for flow, status in (step.flow_runs or {}).items():
-            run = FlowRun.objects.filter(workspace_id=self.workspace_id, artifact_id=self.flows[flow]).order_by("pk")
-            found = run.values_list("status", flat=True).last()
+            found = getattr(self._last_run(flow), "status", None)
             self._checked(found == status, f"the last run of {flow} is {found}, {status} meant")
+        for flow, nodes in (step.stale or {}).items():
+            run = self._last_run(flow)
+            found = sorted(run.nodes.filter(status=NodeStatus.STALE).values_list("node_id", flat=True)) if run else []
+            self._checked(found == sorted(nodes), f"stale nodes of {flow}: {found or 'none'}, {sorted(nodes)} meant")
         if step.open_cards is not None:
             found = Card.objects.filter(workspace_id=self.workspace_id, status=CardStatus.OPEN).count()
             self._checked(found == step.open_cards, f"{found} open card(s), {step.open_cards} meant")
@@ -498,6 +535,13 @@ class Run:
     def _artifact(self, ref: str) -> int:
         if ref in self.artifacts:
             return self.artifacts[ref]
+        flow, _, node_id = ref.partition(".")
+        if node_id and flow in self.flows:  # <flow>.<node>: what that node of the Flow's last run made
+            run = self._last_run(flow)
+            output = (run.nodes.filter(node_id=node_id).values_list("output", flat=True).first() if run else None) or {}
+            if not output.get("artifact"):
+                raise ScenarioFailed(f"{ref!r}: the last run of {flow} has no artifact from node {node_id}")
+            return output["artifact"]
         match = REFERENCE.match(ref)
         if match is None:
             raise ScenarioFailed(f"{ref!r} is neither an uploaded artifact's name nor <task>/<kind>/<n>")

@@ -83,10 +83,20 @@ class Edit(_Strict):
         return self
 
 
+class Write(_Strict):
+    write: str = Field(min_length=1, max_length=300, description="the document's title")
+    text: str = Field(min_length=1, max_length=20_000)
+    as_: str = Field(alias="as")
+
+
 class FlowCreate(_Strict):
     flow: str  # its name in the scenario (an artifact name too, for checks)
     title: str
-    graph: dict[str, Any]
+    graph: dict[str, Any]  # a node param "@name" stands for the scenario artifact of that name (its id)
+
+
+class FlowRerun(_Strict):
+    flow_rerun: str  # re-run the stale nodes of this Flow's last run, as the person
 
 
 class FlowEdit(_Strict):
@@ -166,6 +176,7 @@ class Check(_Strict):
     versions: dict[str, int] | None = None  # artifact reference → how many versions it has
     open_cards: int | None = None
     flow_runs: dict[str, str] | None = None  # a Flow's name → the status its last run must have
+    stale: dict[str, list[str]] | None = None  # a Flow's name → exactly the nodes of its last run that are stale
     memory: dict[str, bool] | None = None  # text → whether a current memory holds it
     not_shown_after: str | None = None  # no model call from now on may be shown a memory with this text
 
@@ -176,9 +187,11 @@ ACTIONS = {
     "answer": Answer,
     "settle": Settle,
     "edit": Edit,
+    "write": Write,
     "flow": FlowCreate,
     "flow_edit": FlowEdit,
     "flow_run": FlowRun,
+    "flow_rerun": FlowRerun,
     "remember": Remember,
     "correct": Correct,
     "forget": Forget,

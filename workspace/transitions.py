@@ -59,7 +59,7 @@ NODE_MOVES: dict[str, frozenset[str]] = {
     N.DONE: frozenset({N.STALE}),  # an artifact it consumed has a newer version
     N.FAILED: frozenset({N.PENDING}),  # retried
     N.SKIPPED: frozenset({N.PENDING}),  # retried with the failed node it was skipped for
-    N.STALE: frozenset(),
+    N.STALE: frozenset({N.PENDING}),  # re-run on its new inputs
 }
 
 

@@ -39,6 +39,7 @@ from workspace.flows.runner import (
     flow_run_cancel,
     flow_run_create,
     flow_run_paid_nodes,
+    flow_run_rerun_stale,
 )
 from workspace.models import FlowRun, FlowRunStatus, Role
 from workspace.selectors import Access
@@ -180,6 +181,14 @@ def flow_node_retry_request(*, access: Access, run_id: int, node_id: str) -> Flo
     """Retry a failed node (and what it skipped) as a new attempt, priced and authorised like a new run."""
     access.require(Role.EDITOR)
     run = flow_node_retry(workspace_id=access.workspace.pk, run_id=run_id, node_id=node_id)
+    return _authorise(run, api_request=access.api_key is not None, created_by=access.user)
+
+
+@transaction.atomic
+def flow_run_rerun_stale_request(*, access: Access, run_id: int) -> FlowRunRequest:
+    """Re-run a run's stale nodes on their new inputs, priced and authorised like a new run."""
+    access.require(Role.EDITOR)
+    run = flow_run_rerun_stale(workspace_id=access.workspace.pk, run_id=run_id)
     return _authorise(run, api_request=access.api_key is not None, created_by=access.user)
 
 

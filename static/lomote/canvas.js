@@ -521,11 +521,13 @@ export class Canvas {
       h("form", { class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.runFlow(runInput.value); } },
         h("label", { for: "flow-input", text: "Input text" }), runInput, h("button", { type: "submit", id: "flow-run" }, "Run the Flow")),
       h("p", { id: "flow-run-status", role: "status", "aria-live": "polite" }),
+      h("button", { type: "button", id: "flow-rerun", hidden: true, onclick: () => this.rerunStale() }, "Re-run the stale nodes"),
     );
     const seen = this.view.run && this.runs.get(this.view.run);
     if (seen) {
       for (const [nodeId, known] of seen.nodes) this.nodeStatus(nodeId, known.status, known.detail);
       if (seen.status) document.getElementById("flow-run-status").textContent = `Run #${this.view.run}: ${seen.status}`;
+      this.showRerun(seen);
     }
     this.renderVersions();
   }
@@ -646,6 +648,37 @@ export class Canvas {
     }
   }
 
+  /** The re-run button shows while the viewed run has stale nodes (an input they were made from changed). */
+  showRerun(seen) {
+    const button = document.getElementById("flow-rerun");
+    if (!button) return;
+    const stale = [...seen.nodes].filter(([, known]) => known.status === "stale").map(([id]) => id);
+    button.hidden = stale.length === 0;
+    button.textContent = `Re-run the stale nodes (${stale.join(", ")})`;
+  }
+
+  async rerunStale() {
+    const status = document.getElementById("flow-run-status");
+    const button = document.getElementById("flow-rerun");
+    button.disabled = true;
+    try {
+      const run = await this.api.post(`/flow-runs/${this.view.run}/rerun-stale/`, {});
+      const seen = this.runs.get(run.id);
+      for (const node of run.nodes || []) {
+        const nodeId = node.node_id || node.node;
+        if (seen.nodes.get(nodeId)?.status === "stale") seen.nodes.set(nodeId, { status: node.status, detail: "" });
+        this.nodeStatus(nodeId, seen.nodes.get(nodeId)?.status || node.status, seen.nodes.get(nodeId)?.detail || "");
+      }
+      const waiting = run.card && run.card.status === "open" ? ` — approve its ${run.cost} credits on the quote card in the chat` : "";
+      status.textContent = `Run #${run.id}: re-running — ${seen.status || run.status}${waiting}`;
+      this.showRerun(seen);
+    } catch (error) {
+      status.textContent = error.message;
+    } finally {
+      button.disabled = false;
+    }
+  }
+
   nodeStatus(nodeId, status, detail = "") {
     const badge = viewerBody().querySelector(`[data-node="${CSS.escape(nodeId || "")}"] .node-status`);
     if (!badge) return;
@@ -662,13 +695,18 @@ export class Canvas {
       const output = data.output ? Object.values(data.output).filter((v) => v !== null && v !== undefined).join(" ").slice(0, 80) : "";
       detail = data.error ? data.error.message || data.error.code || "" : output;
       seen.nodes.set(data.node, { status: data.status, detail });
+    } else if (kind === "flow.stale") {
+      for (const node of data.nodes || []) seen.nodes.set(node, { status: "stale", detail: "made from an input that has changed" });
     } else {
       seen.status = data.status;
     }
     if (!this.view || this.view.artifact.id !== data.artifact || this.view.artifact.kind !== "flow") return;
     if (this.view.run !== data.run) return;
+    this.showRerun(seen);
     if (kind === "flow.node") {
       this.nodeStatus(data.node, data.status, detail);
+    } else if (kind === "flow.stale") {
+      for (const node of data.nodes || []) this.nodeStatus(node, "stale", "made from an input that has changed");
     } else {
       const status = document.getElementById("flow-run-status");
       status.textContent = `Run #${data.run}: ${data.status}`;

@@ -355,7 +355,7 @@ class Studio {
       this.canvas.artifactChanged(data.artifact, data);
     } else if (kind === "artifact.deleted") {
       this.canvas.artifactDeleted(data.artifact, data);
-    } else if (kind === "flow.node" || kind === "flow.run") {
+    } else if (kind === "flow.node" || kind === "flow.run" || kind === "flow.stale") {
       this.canvas.flowEvent(kind, data);
     } else if (kind.startsWith("memory.")) {
       this.memory.apply(event);

@@ -251,3 +251,78 @@ def test_it_answers_the_agents_choice_and_confirm_cards_and_asks_for_changes(stu
     wait_until(lambda: _continued(tagline, after_turn=0), timeout=60, what="the adjusted task's turn")
     shoot(page, "16-adjusted")
     assert page.js_errors == []
+
+
+def test_it_shows_the_nodes_a_changed_shot_made_stale_and_reruns_only_them(studio, page):
+    import io
+
+    from django.core.files.base import ContentFile
+    from PIL import Image
+
+    from workspace.flows.authoring import flow_create
+    from workspace.models import Artifact, FlowNodeRun, FlowRun
+    from workspace.services.uploads import artifact_version_upload
+
+    # given a two-stage Flow: a shot, then a poster made from it (80 credits: within the no-card threshold)
+    graph = {
+        "nodes": {
+            "brief": {"type": "text_input"},
+            "shot": {"type": "generate_image", "params": {"prompt": "A lighthouse at night: {input}"}},
+            "poster": {"type": "generate_image", "params": {"prompt": "A poster from the shot: {input}"}},
+            "end": {"type": "finish"},
+        },
+        "edges": [["brief", "shot"], ["shot", "poster"], ["poster", "end"]],
+        "start": "brief",
+    }
+    flow = flow_create(workspace_id=studio.workspace.pk, title="Lighthouse poster", graph=graph)
+    log_in(page, studio)
+    page.locator(f".tile[data-artifact='{flow.pk}'] .tile-open").click()
+    expect(page.locator("#viewer[data-kind='flow']")).to_be_visible()
+
+    # when the person runs it to the end
+    page.get_by_label("Input text").fill("stormy")
+    page.get_by_role("button", name="Run the Flow").click()
+    expect(page.locator(".node[data-node='end'] .node-status")).to_have_attribute(
+        "data-node-status", "done", timeout=60_000
+    )
+    run = wait_until(lambda: FlowRun.objects.filter(artifact_id=flow.pk, status="done").first(), timeout=30, what="run")
+    rerun = page.locator("#flow-rerun")
+    expect(rerun).to_be_hidden()
+
+    # and then draws their own version of the shot
+    shot = Artifact.objects.get(pk=FlowNodeRun.objects.get(run=run, node_id="shot").output["artifact"])
+    buffer = io.BytesIO()
+    Image.new("RGB", (64, 48), (30, 60, 120)).save(buffer, "PNG")
+    with transaction.atomic():
+        artifact_version_upload(
+            workspace_id=studio.workspace.pk,
+            artifact_id=shot.pk,
+            base_version=1,
+            file=ContentFile(buffer.getvalue(), "shot.png"),
+            author_user=studio.user,
+        )
+
+    # then, live, only what was made from the shot is marked stale, and the re-run is offered for those nodes
+    expect(page.locator(".node[data-node='poster'] .node-status")).to_have_attribute("data-node-status", "stale")
+    expect(page.locator(".node[data-node='end'] .node-status")).to_have_attribute("data-node-status", "stale")
+    expect(page.locator(".node[data-node='shot'] .node-status")).to_have_attribute("data-node-status", "done")
+    expect(rerun).to_have_text("Re-run the stale nodes (poster, end)")
+    shoot(page, "13-flow-stale")
+
+    # when they re-run them
+    rerun.click()
+
+    # then only the poster is made again, as version 2 of the same artifact, and the run is done again
+    expect(page.locator(".node[data-node='end'] .node-status")).to_have_attribute(
+        "data-node-status", "done", timeout=60_000
+    )
+    expect(rerun).to_be_hidden()
+    poster = FlowNodeRun.objects.get(run=run, node_id="poster")
+    wait_until(lambda: FlowRun.objects.filter(pk=run.pk, status="done").first(), timeout=30, what="the re-run")
+    poster.refresh_from_db()
+    assert (poster.attempt, poster.output["version"]) == (2, 2)
+    assert Artifact.objects.get(pk=poster.output["artifact"]).versions.count() == 2
+    assert Artifact.objects.get(pk=shot.pk).versions.count() == 2  # the person's; the shot node did not run again
+    assert FlowNodeRun.objects.get(run=run, node_id="shot").attempt == 1
+    shoot(page, "14-flow-rerun-done")
+    assert page.js_errors == []

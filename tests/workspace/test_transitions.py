@@ -25,6 +25,7 @@ ALLOWED = {
     (N.DONE, N.STALE),
     (N.FAILED, N.PENDING),
     (N.SKIPPED, N.PENDING),
+    (N.STALE, N.PENDING),  # re-run on its new inputs
 }
 ECHO = {
     "nodes": {"brief": {"type": "text_input"}, "end": {"type": "finish"}},

@@ -8,7 +8,8 @@ Each type turns its params, the run's inputs and its upstream nodes' outputs int
     generate_text   an assistant preset (params.instructions + params.model_lease) applied to the upstream
                     text, through the text hook (below)
     generate_image  a generation job through workspace.services.jobs.job_submit; the node waits for
-    generate_video  the job and outputs {"artifact", "version", "job"}
+    generate_video  the job and outputs {"artifact", "version", "job"}; records the upstream artifacts' versions
+                    it was made from, and on a re-run (it was stale) adds a version to its own last artifact
     router          a model picks the next node among the router's successors (params.routes: {node id:
                     description}); the other branches are skipped
     finish          gathers the upstream outputs as the run's result
@@ -27,6 +28,7 @@ from typing import Any
 
 from lomote.kernel.exceptions import DomainError, InvalidInput
 from workspace import domain_events
+from workspace.models import Artifact
 from workspace.selectors import artifact_version_get
 from workspace.services.jobs import job_submit
 
@@ -45,6 +47,14 @@ class NodeContext:
     successors: list[str]
     task_id: int | None = None
     job_key: str = ""  # a generation node's job key: flow-run:<run>:<node>:<attempt>
+    previous: dict[str, Any] = field(default_factory=dict)  # a re-run node's last output
+
+    def upstream_artifacts(self) -> dict[str, int]:
+        """{artifact id: its current version} for each artifact an upstream node output: what this node's result
+        is made from, so a new version of one marks it stale (workspace/flows/stale.py)."""
+        ids = {int(o["artifact"]) for o in self.upstream.values() if isinstance(o, dict) and o.get("artifact")}
+        current = Artifact.objects.filter(pk__in=ids, workspace_id=self.workspace_id, deleted_at__isnull=True)
+        return {str(pk): number for pk, number in current.values_list("pk", "current_version")}
 
     @property
     def text(self) -> str:
@@ -155,6 +165,13 @@ class _Generate(NodeType):
         # Fail closed: a paid generation runs only with money held for this very attempt (billing's check).
         if not domain_events.money_held(ctx.workspace_id, ctx.job_key):
             raise NodeFailed("No payment is held for this generation.", code="payment_not_held")
+        # A re-run makes the next version of what this node made before, not a second artifact beside it.
+        made_before = ctx.previous.get("artifact")
+        if made_before is not None:
+            still_there = Artifact.objects.filter(
+                workspace_id=ctx.workspace_id, kind=self.kind, deleted_at__isnull=True
+            )
+            made_before = still_there.filter(pk=made_before).values_list("pk", flat=True).first()
         job = job_submit(
             workspace_id=ctx.workspace_id,
             idempotency_key=ctx.job_key,
@@ -163,8 +180,9 @@ class _Generate(NodeType):
             params=dict(ctx.params.get("generation_params") or {}),
             provider=ctx.params.get("provider"),
             task_id=ctx.task_id,
+            artifact_id=made_before,
         )
-        return NodeResult(job_id=job.pk)
+        return NodeResult(job_id=job.pk, consumed=ctx.upstream_artifacts())
 
 
 class GenerateImage(_Generate):

@@ -12,6 +12,11 @@
         A failed node and the nodes skipped because of it go back to `pending` with attempt + 1 (a paid
         node's next attempt is a new order and job; the failed one's hold was released), and the run waits
         for authorisation again. Nothing that succeeded runs again.
+    flow_run_rerun_stale(*, workspace_id, run_id) -> FlowRun
+        The run's stale nodes (an input they consumed changed since) go back to `pending` with attempt + 1 and
+        the run waits for authorisation again; the nodes that are still current keep their outputs and do not
+        run. A re-run generation node adds a version to the artifact it made before (one artifact per node
+        across re-runs, never a copy). 409 `nothing_stale` when no node is stale.
     flow_run_paid_nodes(run)      the pending nodes that will submit a paid generation, with their job keys.
     flow_node_keys_to_submit()    the job keys of all generation nodes that have not submitted yet (billing's
                                   orphaned-hold sweep leaves their money held).
@@ -272,22 +277,64 @@ def flow_run_cancel(run_id: int, *, reason: str) -> FlowRun:
     return FlowRun.objects.get(pk=run_id)
 
 
-@transaction.atomic
-def flow_node_retry(*, workspace_id: int, run_id: int, node_id: str) -> FlowRun:
-    """Retry a failed node and what was skipped because of it (module docstring); the run then awaits
-    authorisation for the retried paid nodes. 409 `node_not_failed` for a node that did not fail, and
-    `run_not_settled` while the run is still running or waiting."""
-    run = FlowRun.objects.filter(pk=run_id, workspace_id=workspace_id).first()
-    if run is None:
+def _back_to_pending(nodes: list[FlowNodeRun], *, keep_output: bool) -> None:
+    """A new attempt of each node. A re-run keeps the last output until the new one replaces it: a generation
+    node reads the artifact it made from there, to add the next version to it."""
+    for node in nodes:
+        node_move_check(node.status, NodeStatus.PENDING)
+        FlowNodeRun.objects.filter(pk=node.pk).update(
+            status=NodeStatus.PENDING,
+            attempt=F("attempt") + 1,
+            enqueued_at=None,
+            job_id=None,
+            output=node.output if keep_output else None,
+            error=None,
+            started_at=None,
+            finished_at=None,
+            updated_at=timezone.now(),
+        )
+
+
+def _await_again(run: FlowRun, **event: Any) -> FlowRun:
+    run.status, run.outputs, run.error, run.finished_at = FlowRunStatus.AWAITING_APPROVAL, None, None, None
+    run.save(update_fields=["status", "outputs", "error", "finished_at"])
+    data = {"run": run.pk, "artifact": run.artifact_id, "version": run.flow_version, "status": run.status, **event}
+    event_append(workspace_id=run.workspace_id, kind="flow.run", data=data)
+    return run
+
+
+def _settled_run(workspace_id: int, run_id: int) -> FlowRun:
+    """The run, locked, once it has ended (404 elsewhere, 409 `run_not_settled` while it runs or waits)."""
+    if not FlowRun.objects.filter(pk=run_id, workspace_id=workspace_id).exists():
         raise NotFound("Flow run not found.")
     _lock_workspace(workspace_id)
     run = _lock_run(run_id)
     if run.status not in (FlowRunStatus.FAILED, FlowRunStatus.DONE):
         raise Conflict(
-            f"The run is {run.status}; retry a node once the run has ended.",
+            f"The run is {run.status}; wait until it has ended.",
             code="run_not_settled",
             details={"run": run.pk, "status": run.status},
         )
+    return run
+
+
+@transaction.atomic
+def flow_run_rerun_stale(*, workspace_id: int, run_id: int) -> FlowRun:
+    """Re-run the run's stale nodes on their new inputs (module docstring)."""
+    run = _settled_run(workspace_id, run_id)
+    stale = list(run.nodes.select_for_update(of=("self",), no_key=True).filter(status=NodeStatus.STALE).order_by("pk"))
+    if not stale:
+        raise Conflict("No node of this run is stale: its outputs are current.", code="nothing_stale")
+    _back_to_pending(stale, keep_output=True)
+    return _await_again(run, rerun=[n.node_id for n in stale])
+
+
+@transaction.atomic
+def flow_node_retry(*, workspace_id: int, run_id: int, node_id: str) -> FlowRun:
+    """Retry a failed node and what was skipped because of it (module docstring); the run then awaits
+    authorisation for the retried paid nodes. 409 `node_not_failed` for a node that did not fail, and
+    `run_not_settled` while the run is still running or waiting."""
+    run = _settled_run(workspace_id, run_id)
     nodes = {n.node_id: n for n in run.nodes.select_for_update(of=("self",), no_key=True).order_by("pk")}
     node = nodes.get(node_id)
     if node is None:
@@ -301,33 +348,8 @@ def flow_node_retry(*, workspace_id: int, run_id: int, node_id: str) -> FlowRun:
     again = [node_id] + sorted(
         n for n in downstream(run.graph, {node_id}) if n != node_id and nodes[n].status == NodeStatus.SKIPPED
     )
-    for retried in again:
-        node_move_check(nodes[retried].status, NodeStatus.PENDING)
-        FlowNodeRun.objects.filter(pk=nodes[retried].pk).update(
-            status=NodeStatus.PENDING,
-            attempt=F("attempt") + 1,
-            enqueued_at=None,
-            job_id=None,
-            output=None,
-            error=None,
-            started_at=None,
-            finished_at=None,
-            updated_at=timezone.now(),
-        )
-    run.status, run.outputs, run.error, run.finished_at = FlowRunStatus.AWAITING_APPROVAL, None, None, None
-    run.save(update_fields=["status", "outputs", "error", "finished_at"])
-    event_append(
-        workspace_id=workspace_id,
-        kind="flow.run",
-        data={
-            "run": run.pk,
-            "artifact": run.artifact_id,
-            "version": run.flow_version,
-            "status": run.status,
-            "retry": again,
-        },
-    )
-    return run
+    _back_to_pending([nodes[n] for n in again], keep_output=False)
+    return _await_again(run, retry=again)
 
 
 def _closed_without_job(run: FlowRun, node: FlowNodeRun) -> None:
@@ -429,6 +451,7 @@ def flow_node_work(node_run_id: int) -> str:
         successors=successors(run.graph, node.node_id),
         task_id=run.started_by_task_id,
         job_key=node.job_key,
+        previous=node.output or {},
     )
     try:
         result = node_type_get(node.type).run(ctx)
@@ -440,7 +463,9 @@ def flow_node_work(node_run_id: int) -> str:
             node_run_id, NodeStatus.FAILED, error={"code": "node_failed", "message": "The node failed."}
         )
     if result.job_id is not None:
-        FlowNodeRun.objects.filter(pk=node_run_id, status=NodeStatus.RUNNING).update(job_id=result.job_id)
+        FlowNodeRun.objects.filter(pk=node_run_id, status=NodeStatus.RUNNING).update(
+            job_id=result.job_id, consumed=result.consumed
+        )
         # The job may have settled before its id was stored here; settling twice is harmless.
         return flow_node_settle(node_run_id)
     return _node_finish(node_run_id, NodeStatus.DONE, output=result.output, consumed=result.consumed)
@@ -458,7 +483,7 @@ def flow_node_settle(node_run_id: int) -> str:
         return _node_finish(node_run_id, NodeStatus.FAILED, error=job.error or {"code": "generation_failed"})
     version = job.artifact_version
     output = {"artifact": job.artifact_id, "version": version.number, "job": job.pk, "text": job.prompt}
-    return _node_finish(node_run_id, NodeStatus.DONE, output=output, consumed={})
+    return _node_finish(node_run_id, NodeStatus.DONE, output=output)  # what it consumed was stored at submission
 
 
 def _node_finish(
@@ -516,5 +541,6 @@ __all__ = [
     "flow_run_cancel",
     "flow_run_create",
     "flow_run_paid_nodes",
+    "flow_run_rerun_stale",
     "on_job_settled",
 ]
