@@ -145,6 +145,8 @@ LOMOTE_QUEUE_WAIT_MARGIN = 60
 Q_CLUSTER = {
     "name": "lomote",
     "orm": "default",
+    # The ORM broker, woken by NOTIFY on PostgreSQL rather than after a poll interval (plain polling elsewhere).
+    "broker_class": "lomote.kernel.notify_broker.NotifyingOrmBroker",
     "workers": int(os.environ.get("Q_WORKERS", "2")),
     "timeout": max(LOMOTE_TASK_TIMEOUTS.values()),
     "retry": max(LOMOTE_TASK_TIMEOUTS.values()) + LOMOTE_QUEUE_WAIT_MARGIN + 60,
