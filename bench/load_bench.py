@@ -541,7 +541,8 @@ def main(argv: list[str] | None = None) -> int:
                 b50, b95 = percentile(waits, 0.5), percentile(waits, 0.95)
                 c50, c95 = percentile(since_created, 0.5), percentile(since_created, 0.95)
                 lines.append(
-                    f"Enqueue → turn start (ORM broker woken by NOTIFY, poll {settings.Q_CLUSTER['poll']} s, 2 workers), "
+                    f"Enqueue → turn start (ORM broker woken by NOTIFY, poll {settings.Q_CLUSTER['poll']} s, "
+                    "2 workers), "
                     f"{len(waits)}/{args.turns} turns one every {args.turn_gap:g} s: job handed to the broker → "
                     f"turn claimed p50 {b50:.1f} ms, p95 {b95:.1f} ms; from the turn's creation in task_create's "
                     f"transaction: p50 {c50:.1f} ms, p95 {c95:.1f} ms"
