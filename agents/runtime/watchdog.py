@@ -6,7 +6,8 @@
 - tasks with unconsumed inbox messages and no active turn → start a turn;
 - tasks waiting on jobs that all settled (a lost on-commit reaction) → decide as the reaction would;
 - tasks waiting on an approval a person already granted (a lost on-commit reaction) → wake them;
-- money held for a job that was never created (a crash between hold and submit) → released by rule.
+- money held for a job that was never created (a crash between hold and submit) → released by rule;
+- Flow nodes whose q-job a killed process took or lost → handed out again.
 Every move is a conditional write, so two watchdogs sweeping at once act once per turn.
 """
 
@@ -44,6 +45,7 @@ from agents.transitions import turn_move
 from billing.services.orders import orders_release_orphaned
 from lomote.kernel.queue_revival import messages_revive
 from memory.services.evidence import evidence_sweep
+from workspace.flows.runner import flow_nodes_revive
 from workspace.services.events import event_append
 
 logger = logging.getLogger(__name__)
@@ -59,6 +61,7 @@ class SweepReport:
     started: list[int] = field(default_factory=list)
     released_holds: list[int] = field(default_factory=list)
     extraction_retried: list[int] = field(default_factory=list)
+    flow_nodes_revived: list[int] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
@@ -68,6 +71,7 @@ class SweepReport:
             or self.started
             or self.released_holds
             or self.extraction_retried
+            or self.flow_nodes_revived
         )
 
 
@@ -98,6 +102,8 @@ def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
         if task_spending_approved(task_id=task_id) == "woken":
             report.started.append(task_id)
     report.released_holds = orders_release_orphaned(now=now)
+    # Flow nodes whose q-job a killed process took or lost (workspace/flows/runner.py).
+    report.flow_nodes_revived = flow_nodes_revive(now=now)
     # Memory extraction that failed or whose job was lost is tried again (it never blocks a turn).
     report.extraction_retried = evidence_sweep(now=now)
     if report:

@@ -24,6 +24,11 @@
                                   outside any transaction, record the output (→ done) or error (→ failed),
                                   then schedule what became ready.
     flow_node_settle(node_run_id) a generation node's job settled: record its artifact (or failure).
+    flow_nodes_revive(now=None) -> list[int]
+        The watchdog's part: a node whose q-job message a killed process took (hidden by the broker for its
+        `retry`, 12 minutes) or lost is handed out again — a node still pending past LOMOTE_QUEUE_STALE_SECONDS,
+        one left running without a job past LOMOTE_TASK_TIMEOUTS["default"] (its worker is gone: the q timeout
+        would have killed it), a generation node whose job settled while it still waits.
 
 Outputs made from an artifact version that has since changed are marked stale by workspace/flows/stale.py.
 
@@ -49,7 +54,8 @@ node is claimed with a conditional update, so a second delivery of the same job 
 import json
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -61,6 +67,7 @@ from django_q.tasks import async_task
 
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, DomainError, InvalidInput, NotFound
+from lomote.kernel.queue_revival import messages_revive
 from workspace.domain_events import FLOW_NODE_CLOSED
 from workspace.flows.graph import (
     downstream,
@@ -74,6 +81,7 @@ from workspace.flows.nodes import GENERATION_NODE_KINDS, INPUT_TYPES, NODE_TYPES
 from workspace.locks import workspace_qs_for_update
 from workspace.models import (
     FLOW_JOB_KEY_PREFIX,
+    TERMINAL_JOB_STATUSES,
     ArtifactKind,
     FlowNodeRun,
     FlowRun,
@@ -89,7 +97,12 @@ from workspace.transitions import node_move_check, node_sources
 logger = logging.getLogger(__name__)
 
 MAX_INPUT_BYTES = 20_000
+REVIVE_BATCH = 200
 DONE_LIKE = (NodeStatus.DONE, NodeStatus.STALE)
+
+
+def _message_name(function: str, node_run_id: int) -> str:
+    return f"{function}-{node_run_id}"
 
 
 def _enqueue(function: str, node_run_id: int) -> None:
@@ -98,7 +111,7 @@ def _enqueue(function: str, node_run_id: int) -> None:
         node_run_id,
         group="flow",
         timeout=settings.LOMOTE_TASK_TIMEOUTS["default"],
-        task_name=f"{function}-{node_run_id}",
+        task_name=_message_name(function, node_run_id),
     )
 
 
@@ -511,6 +524,31 @@ def _node_finish(
     return status
 
 
+def flow_nodes_revive(now: datetime | None = None) -> list[int]:
+    """Hand out again the q-jobs of nodes nothing is running (module docstring). Returns the node runs revived.
+    Safe anywhere and any number of times: a node is claimed and settled with conditional updates."""
+    now = now or timezone.now()
+    live = FlowNodeRun.objects.filter(run__status=FlowRunStatus.RUNNING)
+    queued = live.filter(
+        status=NodeStatus.PENDING,
+        enqueued_at__lt=now - timedelta(seconds=settings.LOMOTE_QUEUE_STALE_SECONDS),
+    )
+    abandoned = live.filter(
+        status=NodeStatus.RUNNING,
+        job_id__isnull=True,
+        started_at__lt=now - timedelta(seconds=settings.LOMOTE_TASK_TIMEOUTS["default"]),
+    )
+    settled = live.filter(status=NodeStatus.RUNNING, job_id__isnull=False).filter(
+        job_id__in=GenerationJob.objects.filter(status__in=TERMINAL_JOB_STATUSES).values("pk")
+    )
+    owed: dict[str, tuple[str, int]] = {}
+    for function, nodes in (("flow_node_work", queued | abandoned), ("flow_node_settle", settled)):
+        for node_run_id in nodes.order_by("pk").values_list("pk", flat=True)[:REVIVE_BATCH]:
+            owed[_message_name(function, node_run_id)] = (function, node_run_id)
+    revived = messages_revive({name: partial(_enqueue, *job) for name, job in owed.items()})
+    return sorted({owed[name][1] for name in revived})
+
+
 def on_job_settled(*, idempotency_key: str | None, workspace_id: int, **_: Any) -> None:
     """JOB_SETTLED (workspace/domain_events.py): a Flow node's job finished. Only enqueue here — this runs
     inside the job's transaction, holding its locks; the node is settled by its own q-job after commit."""
@@ -537,6 +575,7 @@ __all__ = [
     "flow_node_retry",
     "flow_node_settle",
     "flow_node_work",
+    "flow_nodes_revive",
     "flow_run_begin",
     "flow_run_cancel",
     "flow_run_create",
