@@ -12,6 +12,7 @@ from agents.models import (
     Card,
     ChecklistItem,
     InboxMessage,
+    MainMessage,
     ModelLease,
     ModelProfile,
     ProviderSecret,
@@ -209,3 +210,19 @@ class CardAdmin(ReadOnlyAdmin):
     search_fields = ["title", "body", "task__title"]
     list_select_related = ["workspace", "task", "resolved_by"]
     ordering = ["-id"]
+
+
+@admin.register(MainMessage)
+class MainMessageAdmin(ReadOnlyAdmin):
+    """Read-only: how each message to Main was routed, and which tasks the Router opened before deciding."""
+
+    list_display = ["id", "workspace", "route", "task", "refusal", "router_model", "lookups_opened", "created_at"]
+    list_filter = ["route", "refusal", "created_at"]
+    search_fields = ["text", "task__title"]
+    list_select_related = ["workspace", "task"]
+    raw_id_fields = ["workspace", "author", "task", "card", "inbox_message"]
+    ordering = ["-id"]
+
+    @admin.display(description="tasks opened")
+    def lookups_opened(self, obj: MainMessage) -> str:
+        return ", ".join(f"#{e.get('task')} {e.get('result')}" for e in obj.router_lookups) or "—"

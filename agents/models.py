@@ -523,6 +523,9 @@ class MainMessage(models.Model):
     reply = models.TextField(blank=True, help_text="Main's own answer, when it answered itself.")
     router_model = models.CharField(max_length=200, blank=True)
     router_prompt_chars = models.PositiveIntegerField(default=0)
+    # The tasks the Router opened before deciding, in order: [{"task": id, "result": opened | not_found |
+    # refused | invalid}] (agents/main/lookups.py). Read-only look-ups; recorded so a routing can be audited.
+    router_lookups = models.JSONField(default=list, blank=True)
     # Sent through the open API (an API key): paid operations it leads to are confirmed one by one (DESIGN §5).
     api_request = models.BooleanField(default=False)
     # Why nothing ran although a target was found (task archived or cancelled, artifact deleted, card closed).

@@ -486,12 +486,24 @@ class MainCandidateOut(serializers.Serializer):
     similarity = serializers.FloatField(required=False, help_text="Lexical similarity with the message (0-1).")
 
 
+class MainLookupOut(serializers.Serializer):
+    task = serializers.IntegerField(allow_null=True, help_text="The task id the Router asked to open.")
+    result = serializers.ChoiceField(
+        choices=["opened", "not_found", "refused", "invalid"],
+        help_text="opened; not_found (not a candidate of this workspace, archived or cancelled); refused (past "
+        "the look-up cap); invalid (arguments that were not a task id).",
+    )
+
+
 class MainMessageOut(serializers.ModelSerializer):
     author = serializers.CharField(
         source="author.username", allow_null=True, read_only=True, help_text="Null when an API key posted it."
     )
     candidates = MainCandidateOut(many=True, read_only=True, help_text="The tasks the routing considered.")
     delivered = serializers.SerializerMethodField(help_text="Whether the message reached a task's inbox.")
+    router_lookups = MainLookupOut(
+        many=True, read_only=True, help_text="The tasks the Router opened (read-only) before deciding, in order."
+    )
 
     class Meta:
         model = MainMessage
@@ -510,6 +522,7 @@ class MainMessageOut(serializers.ModelSerializer):
             "api_request",
             "router_model",
             "router_prompt_chars",
+            "router_lookups",
             "author",
             "created_at",
         ]

@@ -164,6 +164,9 @@ Q_CLUSTER = {
 # timeout so a retried inference never outlives its job (asserted in tests).
 LOMOTE_MODEL_TIMEOUT = float(os.environ.get("LOMOTE_MODEL_TIMEOUT", "60"))
 LOMOTE_MODEL_MAX_ATTEMPTS = int(os.environ.get("LOMOTE_MODEL_MAX_ATTEMPTS", "3"))
+# Tasks the Router may open (read-only) before deciding where one Main message goes; past it, it must decide.
+# Each look-up is one more model call while the person waits, so keep it small (0 turns look-ups off).
+LOMOTE_ROUTER_MAX_LOOKUPS = int(os.environ.get("LOMOTE_ROUTER_MAX_LOOKUPS", "3"))
 
 # Fernet keys (comma-separated, newest first) that encrypt provider API keys at rest; older keys still
 # decrypt, so rotation is: prepend a new key, run `secrets_reencrypt()`, drop the old key. Empty: a key is

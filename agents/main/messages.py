@@ -32,6 +32,7 @@ from django.db.models import QuerySet
 from agents.language import STOP_WORDS, language_detect, stem, words
 from agents.locks import task_locked
 from agents.main.forget_intent import ForgetIntent, forget_intent
+from agents.main.lookups import Lookups
 from agents.main.router import RouterResult, route_decide
 from agents.models import (
     Card,
@@ -410,12 +411,14 @@ def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
     workspace_id = message.access.workspace.pk
     text = message.text + note
     index = task_index_get(workspace_id=workspace_id, text=text)
+    lookups = Lookups(workspace_id=workspace_id)  # one budget for the message, both passes
     result = route_decide(
         workspace_id=workspace_id,
         text=text,
         language=message.language,
         index=index,
         recent=_recent_messages(workspace_id),
+        lookups=lookups,
     )
     decision, chars = result.decision, result.prompt_chars
     candidates = _considered(index)
@@ -432,6 +435,7 @@ def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
                 index=index,
                 recent=_recent_messages(workspace_id),
                 duplicates=shown,
+                lookups=lookups,
             )
             result, decision, chars = second, second.decision, chars + second.prompt_chars
             candidates = [{"task": d["id"], "title": d["title"], "similarity": d["similarity"]} for d in shown]
@@ -814,6 +818,7 @@ def _record(
         api_request=message.api_request,
         router_model=router.model if router is not None else "",
         router_prompt_chars=router_chars,
+        router_lookups=router.lookups if router is not None else [],
     )
     event_append(
         workspace_id=record.workspace_id,
@@ -825,6 +830,7 @@ def _record(
             "card": card.pk if card is not None else None,
             "candidates": [c.get("task") for c in record.candidates],
             "refusal": refusal,
+            "lookups": record.router_lookups,
             "delivered": inbox is not None,
             "by": message.access.actor,
         },

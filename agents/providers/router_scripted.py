@@ -32,8 +32,19 @@ Then it DECIDES:
 Never `clarify` with nothing to choose from. In the duplicate phase (a new task looks like in-progress
 ones): a request naming a subject none of them has is a new goal; otherwise continue the closest when it is
 very close and alone, else ask.
+
+When the index leaves two or more candidates close (the decision would be `clarify`) and the request offers
+the `open_task` tool, it READS before deciding, as a model would: it opens every candidate through that tool
+(one call each, answered by the runtime in the next request's tool messages) and compares the message with
+what each task holds — brief, checklist items, artifacts and their descriptions, the person's latest messages.
+Words and kinds of work of the message that some candidates hold and others do not (weighted by how rare they
+are among the candidates) choose one when it clearly leads. When no word tells them apart (the message and the
+details in different languages, or in other words), meaning may: the offline multilingual sentence encoder
+(workspace search's) compares the message with each detail line the index did not show, and a candidate whose
+closest line is clearly closer than every other candidate's is chosen. Otherwise it still asks.
 """
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -41,6 +52,7 @@ from typing import Any
 
 from agents.language import STOP_WORDS, content_terms, fold, stem, words
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
+from workspace.search import EmbeddingFailed, offline_embedder
 
 MODEL_NAME = "lomote-scripted-router-2"
 
@@ -653,22 +665,150 @@ def _title(message: str) -> str:
     return title if len(title) <= 80 else title[:79].rsplit(" ", 1)[0] + "…"
 
 
+LOOKUP_TOOL = "open_task"
+
+
+def _looked_up(messages: list[dict[str, Any]]) -> tuple[set[int], dict[int, dict[str, Any]]]:
+    """What this conversation already asked `open_task` for, and the details its answers carried, by task id."""
+    asked: set[int] = set()
+    opened: dict[int, dict[str, Any]] = {}
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", {})
+            if function.get("name") == LOOKUP_TOOL:
+                try:
+                    asked.add(int(json.loads(function.get("arguments") or "{}")["task"]))
+                except (ValueError, TypeError, KeyError):
+                    continue
+        if message.get("role") == "tool":
+            try:
+                result = json.loads(message.get("content") or "")
+            except ValueError:
+                continue
+            details = result.get("task") if isinstance(result, dict) else None
+            if isinstance(details, dict) and isinstance(details.get("id"), int):
+                opened[details["id"]] = details
+    return asked, opened
+
+
+def _details_text(details: dict[str, Any]) -> str:
+    """Everything an opened task holds that a message may refer to."""
+    parts = [str(details.get(key, "")) for key in ("title", "brief", "summary")]
+    parts += [str(item.get("title", "")) for item in details.get("checklist", [])]
+    for artifact in details.get("artifacts", []):
+        parts += [str(artifact.get(key, "")) for key in ("kind", "title", "description")]
+    parts += [str(text) for text in details.get("recent_messages", [])]
+    return "\n".join(parts)
+
+
+def decide_from_details(
+    reading: Reading, candidates: list[int], opened: dict[int, dict[str, Any]]
+) -> tuple[int, list[str]] | None:
+    """The one candidate the message points at by what the opened tasks hold, and the words that chose it; None
+    when the details do not tell them apart. Only what distinguishes counts: a word or kind every candidate holds
+    says nothing, one that few hold says much (idf over the candidates)."""
+    said = {term: 1.0 for term in reading.topic} | {f"kind:{k}": KIND_WEIGHT * w for k, w in reading.kinds.items()}
+    if not said or len(candidates) < 2 or any(c not in opened for c in candidates):
+        return None
+    held = {}
+    for task_id in candidates:
+        text = _details_text(opened[task_id])
+        held[task_id] = set(content_terms(text)) | {f"kind:{k}" for k in kinds_in(text)}
+    n = len(candidates)
+    scores: dict[int, float] = {}
+    reasons: dict[int, list[str]] = {}
+    for term, weight in said.items():
+        holders = [t for t in candidates if term in held[t]]
+        if not holders or len(holders) == n:
+            continue
+        rarity = math.log((n + 1) / (len(holders) + 0.5))
+        for task_id in holders:
+            scores[task_id] = scores.get(task_id, 0.0) + weight * rarity
+            reasons.setdefault(task_id, []).append(term)
+    ranked = sorted(scores.items(), key=lambda item: -item[1])
+    if not ranked:
+        return _closest_in_meaning(reading, candidates, opened)
+    best_id, best = ranked[0]
+    second = ranked[1][1] if len(ranked) > 1 else 0.0
+    if second and (best < LEAD * second or best - second < MARGIN * 0.5):
+        return None
+    return best_id, reasons[best_id]
+
+
+MEANING_LEAD = 0.15  # on search's common scale: how much closer the chosen task's closest line must be
+
+
+def _detail_lines(details: dict[str, Any]) -> list[str]:
+    """The details the index did not show, one line each: checklist items, artifacts, the person's messages."""
+    lines = [str(item.get("title", "")) for item in details.get("checklist", [])]
+    lines += [f"{a.get('title', '')}: {a.get('description', '')}" for a in details.get("artifacts", [])]
+    lines += [str(text) for text in details.get("recent_messages", [])]
+    return [line for line in lines if line.strip()]
+
+
+def _closest_in_meaning(
+    reading: Reading, candidates: list[int], opened: dict[int, dict[str, Any]]
+) -> tuple[int, list[str]] | None:
+    embedder = offline_embedder()
+    lines = {task_id: _detail_lines(opened[task_id]) for task_id in candidates}
+    if embedder is None or not all(lines.values()):
+        return None
+    texts = [" ".join(reading.tokens)] + [line for task_id in candidates for line in lines[task_id]]
+    try:
+        vectors = embedder.embed(texts)
+    except EmbeddingFailed:
+        return None
+    scores = embedder.score(vectors[1:] @ vectors[0])
+    best_line: dict[int, tuple[float, str]] = {}
+    at = 0
+    for task_id in candidates:
+        mine = scores[at : at + len(lines[task_id])]
+        top = int(mine.argmax())
+        best_line[task_id] = (float(mine[top]), lines[task_id][top])
+        at += len(lines[task_id])
+    ranked = sorted(best_line.items(), key=lambda item: -item[1][0])
+    (best_id, (best, line)), (_, (second, _)) = ranked[0], ranked[1]
+    if best < embedder.related or best - second < MEANING_LEAD:
+        return None
+    return best_id, [f"meaning of “{line[:60]}”"]
+
+
 class ScriptedRouter:
-    """The offline Router. Reads `request.state`; answers with one `route_message` tool call."""
+    """The offline Router. Reads `request.state` and the answers of its own look-ups in `request.messages`;
+    answers with `open_task` calls (once, when candidates stay close) or one `route_message` call."""
 
     kind = "scripted_router"
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         state = request.state
+        message = state.get("message", "")
         if state.get("phase") == "duplicates":
-            decision = self._duplicates(state.get("message", ""), state.get("duplicates", []), state.get("index", []))
+            decision = self._duplicates(message, state.get("duplicates", []), state.get("index", []))
         else:
             decision = route(
-                state.get("message", ""),
+                message,
                 state.get("index", []),
                 language=state.get("language", "en"),
                 recent=state.get("recent", []),
             )
+        candidates = [int(c) for c in decision.get("candidates", [])] if decision["route"] == "clarify" else []
+        if len(candidates) >= 2:
+            asked, opened = _looked_up(request.messages)
+            offered = any(tool.name == LOOKUP_TOOL for tool in request.tools)
+            left = int(state.get("lookups_left", 0))
+            # One round of look-ups, only when every candidate can be opened: a choice among some is no choice.
+            if offered and not asked & set(candidates) and len(candidates) <= left:
+                calls = [ToolCallIntent(id=f"open-{c}", name=LOOKUP_TOOL, arguments={"task": c}) for c in candidates]
+                return ModelResponse(text="", tool_calls=calls, usage=Usage(), model=MODEL_NAME)
+            chosen = decide_from_details(read_message(message, state.get("language", "en")), candidates, opened)
+            if chosen is not None:
+                task_id, terms = chosen
+                decision = {
+                    "route": "follow_up",
+                    "task": task_id,
+                    "refers_to_existing": True,
+                    "reason": "its details hold what the message names: " + ", ".join(terms[:4]),
+                }
         return ModelResponse(
             text="",
             tool_calls=[ToolCallIntent(id="route-1", name="route_message", arguments=decision)],

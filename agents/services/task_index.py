@@ -31,7 +31,7 @@ from django.db.models.expressions import Case, When
 from django.db.models.functions import Coalesce, RowNumber
 
 from agents.language import content_terms, fold
-from agents.models import ChecklistItem, ChecklistStatus, Task, TaskEmbedding, TaskStatus
+from agents.models import ChecklistItem, ChecklistStatus, InboxMessage, InboxStatus, Task, TaskEmbedding, TaskStatus
 from agents.services.forgotten import Redactor, without_forgotten
 from workspace.models import GenerationJob
 from workspace.search import (
@@ -504,6 +504,78 @@ def task_index_get(*, workspace_id: int, text: str) -> TaskIndex:
             )
         )
     return TaskIndex(entries=entries)
+
+
+# --- a candidate's details, read on demand ----------------------------------------------------------------
+
+# What one look-up shows (seed §3.1: "once a candidate is identified, it can read the details on demand"). Fixed
+# counts and lengths: a look-up costs the same whatever the task's history.
+DETAIL_BRIEF_CHARS, DETAIL_SUMMARY_CHARS = 600, 400
+DETAIL_CHECKLIST, DETAIL_ITEM_CHARS = 12, 120
+DETAIL_ARTIFACTS, DETAIL_DESCRIPTION_CHARS = 6, 160
+DETAIL_MESSAGES, DETAIL_MESSAGE_CHARS = 5, 240
+PERSON_SOURCES = ("person", "api_key")
+
+
+def task_details_get(*, workspace_id: int, task_id: int) -> dict | None:
+    """A task's details for the Router: brief, summary, state, checklist, latest artifacts, the person's latest
+    messages to it — bounded, read-only, without what the person asked to forget.
+
+    None for anything the Router may not open: a task of another workspace, an archived or cancelled task, an
+    id that does not exist. The caller cannot tell these apart, so another workspace's ids reveal nothing.
+    """
+    task = (
+        Task.objects.filter(workspace_id=workspace_id, pk=task_id, archived_at__isnull=True)
+        .exclude(status=TaskStatus.CANCELLED)
+        .annotate(
+            checklist_total=_checklist_count(),
+            checklist_done=_checklist_count(status=ChecklistStatus.DONE),
+        )
+        .first()
+    )
+    if task is None:
+        return None
+    redact = Redactor(workspace_id).refresh()
+    items = ChecklistItem.objects.filter(task=task).order_by("position").values_list("position", "title", "status")
+    # Those it created, then those its generation jobs made (both live only), newest first.
+    made = GenerationJob.objects.filter(workspace_id=workspace_id, task_id=task.pk, artifact__isnull=False)
+    artifacts = (
+        artifact_list(workspace_id=workspace_id)
+        .filter(Q(created_by_task_id=task.pk) | Q(pk__in=made.values("artifact_id")))
+        .values_list("pk", "kind", "title", "description", "current_version")[:DETAIL_ARTIFACTS]
+    )
+    messages = (
+        InboxMessage.objects.filter(
+            task=task, source__in=PERSON_SOURCES, status__in=(InboxStatus.PENDING, InboxStatus.CONSUMED)
+        )
+        .order_by("-pk")
+        .values_list("text", flat=True)[:DETAIL_MESSAGES]
+    )
+    return {
+        "id": task.pk,
+        "title": redact.text(_cut(task.title, TITLE_CHARS)),
+        "status": task.status,
+        "kind": task.kind,
+        "state": _state(task),
+        "brief": redact.text(_cut(task.brief, DETAIL_BRIEF_CHARS)),
+        "summary": redact.text(_cut(task.summary, DETAIL_SUMMARY_CHARS)),
+        "checklist": [
+            {"position": position, "title": redact.text(_cut(title, DETAIL_ITEM_CHARS)), "status": status}
+            for position, title, status in items[:DETAIL_CHECKLIST]
+        ],
+        "artifacts": [
+            {
+                "id": pk,
+                "kind": kind,
+                "title": redact.text(_cut(title, ARTIFACT_TITLE_CHARS)),
+                "description": redact.text(_cut(description, DETAIL_DESCRIPTION_CHARS)),
+                "version": version,
+            }
+            for pk, kind, title, description, version in artifacts
+        ],
+        # Oldest first, as a conversation reads.
+        "recent_messages": [redact.text(_cut(text, DETAIL_MESSAGE_CHARS)) for text in reversed(list(messages))],
+    }
 
 
 def task_index_forget(*, workspace_id: int) -> int:

@@ -8,6 +8,7 @@ from agents.models import (
     CardKind,
     ChecklistItem,
     InboxMessage,
+    MainMessage,
     ModelLease,
     ModelProfile,
     ProviderKind,
@@ -34,8 +35,11 @@ from tests.support.factories import (
 pytestmark = pytest.mark.django_db
 
 CIPHERTEXT = b"CIPHERTEXT-sk-live-TOPSECRET"
-MODELS = [Task, ChecklistItem, ProviderSecret, ModelProfile, Turn, ModelLease, Step, ToolCall, InboxMessage, Card]
-READ_ONLY = [Turn, ModelLease, Step, ToolCall, InboxMessage, Card]
+MODELS = [
+    Task, ChecklistItem, ProviderSecret, ModelProfile, Turn, ModelLease, Step, ToolCall, InboxMessage, Card,
+    MainMessage,
+]  # fmt: skip
+READ_ONLY = [Turn, ModelLease, Step, ToolCall, InboxMessage, Card, MainMessage]
 
 
 @pytest.fixture
@@ -66,7 +70,17 @@ def rows(workspace, alice):
     call = ToolCallFactory(step=step, done=True)
     message = InboxMessageFactory(task=task, text="Make 3", status="consumed", consumed_by_step=step)
     card = CardFactory(task=task, turn=turn, kind=CardKind.CHOICE, title="Which palette?", options=[])
+    main = MainMessage.objects.create(
+        workspace=workspace,
+        author=alice,
+        text="Make the posters warmer",
+        route="follow_up",
+        task=task,
+        inbox_message=message,
+        router_lookups=[{"task": task.pk, "result": "opened"}],
+    )
     return {
+        MainMessage: main,
         Card: card,
         Task: task,
         ChecklistItem: item,

@@ -41,6 +41,7 @@ RESPONSE_FIELDS = {
     "api_request",
     "router_model",
     "router_prompt_chars",
+    "router_lookups",
     "author",
     "created_at",
 }  # fmt: skip
