@@ -537,7 +537,10 @@ class MainMessageOut(serializers.ModelSerializer):
             },
             "language": {"help_text": "Detected from the person's wording; a new task keeps it."},
             "router_model": {"help_text": "The model that routed it; empty when no model was asked."},
-            "router_prompt_chars": {"help_text": "Characters the Router read (bounded, whatever the task count)."},
+            "router_prompt_chars": {
+                "help_text": "Characters the Router read, over all its requests for this message (the index, then "
+                "any look-ups): bounded, whatever the task count."
+            },
         }
 
     def get_delivered(self, message) -> bool:

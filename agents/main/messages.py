@@ -4,7 +4,8 @@
 1. an explicit target goes straight to its task with no model call — a task id (a reply in a task panel),
    an artifact (the task that made it), a card (its task, or the choice a clarification card offers);
 2. otherwise the Router model decides over the bounded task index (agents/main/router.py): answer,
-   lightweight, follow_up, new_task or clarify;
+   lightweight, follow_up, new_task or clarify — after opening, read-only, the details of a few close candidates
+   if it needs to (agents/main/lookups.py; capped per message, recorded in `router_lookups`);
 3. before a persistent task is created, the 50 most recent in-progress tasks are compared with the request;
    near-duplicates go back to the Router with the closest few, which continues one, asks, or confirms;
 4. the target is validated under its lock before anything runs: it exists in this workspace and accepts

@@ -36,6 +36,9 @@ from agents.secrets import secret_put
 from agents.services import task_index
 from agents.services.task_index import task_details_get
 from agents.services.tasks import task_cancel, task_create
+from memory.models import Evidence, EvidenceKind, ForgetRequest, ForgottenTerm
+from memory.redaction import text_terms
+from memory.services.forget import forget_salt
 from tests.support.fake_openai import FakeOpenAIServer, completion
 from tests.support.rest import events_of
 from workspace.models import Artifact, ArtifactKind
@@ -390,6 +393,27 @@ def test_the_details_read_is_scoped_read_only_and_bounded(access, dave):
     # and a cancelled task, another workspace's and an unknown id read as nothing
     for task_id in (cancelled.pk, theirs.pk, 10**12):
         assert task_details_get(workspace_id=task.workspace_id, task_id=task_id) is None
+
+
+def test_the_details_leave_out_what_the_person_asked_to_forget(access, workspace):
+    # given a task whose person mentioned the Nightjar launch, and a forget of "Nightjar"
+    task = _task(
+        access,
+        "Spring posters for Café Lune",
+        "A series of posters for Café Lune's spring menu",
+        said=["Add the Nightjar launch date on poster 2", "Make the croissant bigger"],
+    )
+    evidence = Evidence.objects.create(
+        workspace=workspace, kind=EvidenceKind.TASK_MESSAGE, source_id="1", text="x", content_hash="0" * 64
+    )
+    forget = ForgetRequest.objects.create(workspace=workspace, evidence=evidence)
+    for term in text_terms("Nightjar", salt=forget_salt(workspace.pk)):
+        ForgottenTerm.objects.create(workspace=workspace, term=term, forget=forget)
+
+    # when the Router opens it, then the message that carries it is shown as removed, the other as written
+    details = task_details_get(workspace_id=workspace.pk, task_id=task.pk)
+    assert "Nightjar" not in json.dumps(details)
+    assert details["recent_messages"][-1] == "Make the croissant bigger"
 
 
 # --- a hosted model, through the OpenAI-compatible adapter ------------------------------------------------
