@@ -14,6 +14,7 @@ from agents.models import CardKind, CardStatus, TaskKind, TaskStatus
 from agents.runtime.context import context_preview
 from agents.runtime.resumption import checkpoint_export, task_resume_checked
 from agents.services import flow_runs as flow_run_services
+from agents.services import flow_threads as flow_thread_services
 from agents.services import goals as goal_services
 from agents.services import inbox as inbox_services
 from agents.services import task_settings as settings_services
@@ -525,6 +526,48 @@ class FlowRunCreateApi(WorkspaceApi):
             inputs=data["inputs"],
             started_by=access.user,
             api_request=access.api_key is not None,
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        code = status.HTTP_200_OK
+        if started.created:
+            code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
+        return Response(_flow_run_body(started), status=code)
+
+
+class FlowThreadRunCreateApi(WorkspaceApi):
+    serializer_class = serializers.FlowRunRequestOut
+
+    @extend_schema(
+        operation_id="flow_thread_runs_create",
+        description='Run the Flow over a conversation thread: the Main thread (`"main"`) or a task\'s '
+        '(`{"task": id}`). The run reads the thread\'s `messages` most recent messages (default 20, at most 50) '
+        "as its `text` input, a transcript bounded in size, and is priced and authorised like any run (201 running, "
+        "202 waiting on a quote card, 402 without the funds). Its progress events name the thread, and when it "
+        "ends its result is posted in that thread once: a Main message with route `flow`, or a message with "
+        "source `flow` in the task's conversation, which the agent reads at its next turn but which starts none. "
+        "404 for a task outside the workspace; 409 `task_cancelled` / `task_archived` for a task that takes no "
+        "more messages. Send `Idempotency-Key` to make a retry return the same run (200).",
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False, description="1–200 chars."
+            )
+        ],
+        request=serializers.FlowThreadRunIn,
+        responses={
+            200: serializers.FlowRunRequestOut,
+            201: serializers.FlowRunRequestOut,
+            202: serializers.FlowRunRequestOut,
+            **error_responses(400, 402, 403, 404, 409),
+        },
+    )
+    def post(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.FlowThreadRunIn, request.data)
+        started = flow_thread_services.flow_thread_run_request(
+            access=access,
+            artifact_id=artifact_id,
+            thread=flow_thread_services.Thread.of(data["thread"]),
+            messages=data["messages"],
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
         code = status.HTTP_200_OK

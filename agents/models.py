@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from workspace.models import Workspace
+from workspace.models import FlowRun, Workspace
 
 
 class TaskKind(models.TextChoices):
@@ -429,6 +429,11 @@ class InboxStatus(models.TextChoices):
 # The source of an inbox message the runtime writes for the model (e.g. "the person declined the quote"):
 # read at the task's next turn with everything else, but never a reason to start one.
 RUNTIME_NOTE = "runtime"
+# The source of a Flow run's result posted to a task's conversation (agents/services/flow_threads.py): the person
+# sees it in the thread and the model reads it at the task's next turn, but, like a runtime note, it never starts
+# one and is not the person's words (no memory evidence, never "the message that asked").
+FLOW_RESULT = "flow"
+QUIET_SOURCES = (RUNTIME_NOTE, FLOW_RESULT)
 
 
 class InboxMessage(models.Model):
@@ -447,12 +452,22 @@ class InboxMessage(models.Model):
     replaces = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaced_by"
     )
+    # A Flow run's result (source FLOW_RESULT): which run, and which of its ends — posted once per end.
+    flow_run = models.ForeignKey(FlowRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    flow_run_end = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     consumed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["task_id", "id"]
         indexes = [models.Index(fields=["task", "status"], name="inbox_task_status")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["flow_run", "flow_run_end"],
+                condition=Q(flow_run__isnull=False),
+                name="inbox_flow_run_end_once",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"inbox {self.pk} → task {self.task_id} [{self.status}]"
@@ -505,6 +520,8 @@ class Route(models.TextChoices):
     FOLLOW_UP = "follow_up", "Follow-up of an existing task"
     NEW_TASK = "new_task", "New task"
     CLARIFY = "clarify", "Clarification asked"
+    # Not a person's message: a Flow run's result posted to Main. Never routed, never memory evidence.
+    FLOW = "flow", "A Flow run's result"
 
 
 class MainMessage(models.Model):
@@ -533,10 +550,20 @@ class MainMessage(models.Model):
     inbox_message = models.ForeignKey(
         InboxMessage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="What it became."
     )
+    # Route FLOW: the run whose result this is, and which of its ends — posted once per end.
+    flow_run = models.ForeignKey(FlowRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    flow_run_end = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["workspace_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["flow_run", "flow_run_end"],
+                condition=Q(flow_run__isnull=False),
+                name="main_flow_run_end_once",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"main message {self.pk} → {self.route}"

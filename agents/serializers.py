@@ -21,6 +21,8 @@ from agents.models import (
     Turn,
 )
 from agents.services.cards import PUBLIC_ACTIONS, card_actions
+from agents.services.flow_threads import DEFAULT_MESSAGES as DEFAULT_THREAD_MESSAGES
+from agents.services.flow_threads import MAX_MESSAGES as MAX_THREAD_MESSAGES
 from lomote.kernel.serializers import StrictSerializer
 from workspace.serializers import FlowRunOut
 
@@ -431,10 +433,13 @@ class InboxMessageOut(serializers.ModelSerializer):
             "replaces",
             "consumed_by_step",
             "consumed_at",
+            "flow_run",
             "created_at",
         ]
         read_only_fields = fields
         extra_kwargs = {
+            "source": {"help_text": "person, api_key, runtime (a note to the agent) or flow (a Flow run's result)."},
+            "flow_run": {"help_text": "The Flow run whose result this is (source `flow`)."},
             "replaces": {"help_text": "The message this one replaced."},
             "consumed_by_step": {"help_text": "The step in which the agent read this message."},
         }
@@ -524,11 +529,16 @@ class MainMessageOut(serializers.ModelSerializer):
             "router_prompt_chars",
             "router_lookups",
             "author",
+            "flow_run",
             "created_at",
         ]
         read_only_fields = fields
         extra_kwargs = {
-            "route": {"help_text": "direct (explicit target), answer, lightweight, follow_up, new_task or clarify."},
+            "route": {
+                "help_text": "direct (explicit target), answer, lightweight, follow_up, new_task or clarify; flow for "
+                "a Flow run's result posted to Main (not a person's message: `text` is the Flow's, never routed)."
+            },
+            "flow_run": {"help_text": "The Flow run whose result this is (route `flow`)."},
             "task": {"help_text": "The task the message went to (or was refused by, see `refusal`)."},
             "card": {"help_text": "The clarification card asked, or the card answered."},
             "reply": {"help_text": "What Main tells the person: its answer, or why nothing ran."},
@@ -545,6 +555,49 @@ class MainMessageOut(serializers.ModelSerializer):
 
     def get_delivered(self, message) -> bool:
         return message.inbox_message_id is not None
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "enum": ["main"]},
+            {
+                "type": "object",
+                "properties": {"task": {"type": "integer", "minimum": 1}},
+                "required": ["task"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+)
+class ThreadField(serializers.Field):
+    """A conversation thread: "main", or {"task": <id>} — nothing else (no coercion of "12" or extra keys)."""
+
+    # Doubled braces: DRF formats its error messages.
+    default_error_messages = {"invalid": 'Expected "main" or {{"task": <task id>}}.'}
+
+    def to_internal_value(self, data):
+        if data == "main":
+            return "main"
+        if isinstance(data, dict) and set(data) == {"task"}:
+            task = data["task"]
+            if isinstance(task, int) and not isinstance(task, bool) and 1 <= task <= 2**63 - 1:
+                return {"task": task}
+        self.fail("invalid")
+
+    def to_representation(self, value):
+        return value
+
+
+class FlowThreadRunIn(StrictSerializer):
+    thread = ThreadField(help_text='The thread to read and answer in: "main" (the Main thread) or {"task": id}.')
+    messages = StrictIdField(
+        min_value=1,
+        max_value=MAX_THREAD_MESSAGES,
+        required=False,
+        default=DEFAULT_THREAD_MESSAGES,
+        help_text="How many of the thread's most recent messages the run reads.",
+    )
 
 
 class FlowRunRequestOut(FlowRunOut):

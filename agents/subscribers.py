@@ -4,6 +4,8 @@
 - spending was approved (billing) → the task waiting for that approval wakes (wakeups.task_spending_approved);
 - a task's title, brief or summary was saved → the Router's search row for it follows (task_index);
 - a memory was forgotten (memory) → the tasks' search rows drop what carried it (task_index_forget);
+- a Flow run over a conversation thread ended (workspace) → its result is posted in that thread, in the
+  transaction that ended the run, once per end (flow_threads.flow_result_post);
 - a Flow node calls a model (workspace asks through its text hooks) → the model providers answer (flow_nodes);
 - memory extracts memories from evidence (its extractor hook) → the task's model reads it (memory_feed).
 
@@ -20,13 +22,14 @@ from agents.providers import flow_nodes
 from agents.selectors import goal_scope_of
 from agents.services import memory_feed
 from agents.services.embedding_endpoint import embedding_endpoint
+from agents.services.flow_threads import flow_result_post
 from agents.services.task_index import on_task_saved, task_index_forget
 from agents.services.wakeups import task_job_settled, task_spending_approved
 from billing.domain_events import APPROVAL_GRANTED
 from billing.scopes import scope_resolver_install
 from lomote.kernel import domain_events
 from memory.domain_events import MEMORY_FORGOTTEN, extractor_install
-from workspace.domain_events import JOB_SETTLED, text_hooks_install
+from workspace.domain_events import FLOW_RUN_ENDED, JOB_SETTLED, text_hooks_install
 from workspace.search import endpoint_resolver_install
 
 
@@ -45,6 +48,11 @@ def on_memory_forgotten(*, workspace_id: int, **_) -> None:
     task_index_forget(workspace_id=workspace_id)
 
 
+def on_flow_run_ended(**payload) -> None:
+    # In the run's transaction: the result is in its thread exactly when the run is seen ended.
+    flow_result_post(**payload)
+
+
 def goal_scope(task_id: int) -> str | None:
     """A task's spending scope for billing: approvals hold for the goal revision they were given for."""
     revision = Task.objects.filter(pk=task_id).values_list("goal_revision", flat=True).first()
@@ -57,6 +65,7 @@ def install() -> None:
     endpoint_resolver_install(embedding_endpoint)  # workspace search embeds with the profile's embedding model
     domain_events.subscribe(JOB_SETTLED)(on_job_settled)
     domain_events.subscribe(APPROVAL_GRANTED)(on_approval_granted)
+    domain_events.subscribe(FLOW_RUN_ENDED)(on_flow_run_ended)
     # A Django signal, kept deliberately: it follows every save of those fields, the admin's included, and
     # saves naming only other fields (the runtime's status moves) return at once.
     post_save.connect(on_task_saved, sender=Task, dispatch_uid="agents.task_index")

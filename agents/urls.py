@@ -43,6 +43,11 @@ urlpatterns = [
         name="artifact-flow-runs",
     ),
     path(
+        "workspaces/<id:workspace_id>/flows/<id:artifact_id>/runs/",
+        apis.FlowThreadRunCreateApi.as_view(),
+        name="flow-thread-runs",
+    ),
+    path(
         "workspaces/<id:workspace_id>/flow-runs/<id:run_id>/rerun-stale/",
         apis.FlowRunRerunStaleApi.as_view(),
         name="flow-run-rerun-stale",

@@ -28,6 +28,14 @@ FLOW_NODE_CLOSED = "flow.node_closed"
 Payload: workspace_id, idempotency_key (the node's job key, under which its money was held).
 Published by workspace.flows.runner in the transaction that ended the node."""
 
+FLOW_RUN_ENDED = "flow.run_ended"
+"""A Flow run over a conversation thread ended: done, failed, or cancelled before it ran (spending declined).
+
+Payload: workspace_id, run_id, end (the run's end number: a retry or a stale re-run ends it again, so
+(run_id, end) names one end), status, thread ("main" or {"task": id}), artifact_id, outputs, error.
+Published by workspace.flows.runner in the transaction that ended the run, holding the workspace row and the
+run; only for runs that name a thread. A subscriber posting the result must do so once per (run_id, end)."""
+
 ARTIFACT_VERSION_ADDED = "artifact.version_added"
 """An artifact got a new version on top of its current one (not its version 1: nothing was made from it yet).
 

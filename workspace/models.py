@@ -391,6 +391,14 @@ class FlowRunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+class FlowThread(models.TextChoices):
+    """The conversation a run reads its input from and posts its result back to (agents owns the messages)."""
+
+    NONE = "", "None"
+    MAIN = "main", "The workspace's Main thread"
+    TASK = "task", "A task's conversation"
+
+
 class NodeStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
@@ -420,6 +428,12 @@ class FlowRun(models.Model):
     started_by_task_id = models.PositiveBigIntegerField(null=True, blank=True)
     # The caller's key for the request that started the run: a repeat returns this run (workspace-scoped).
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    # A run over a conversation: its input is that thread's recent messages, and its result is posted back to
+    # it when it ends (agents reacts to FLOW_RUN_ENDED). A task id, not a key: workspace cannot import agents.
+    thread = models.CharField(max_length=8, choices=FlowThread.choices, default=FlowThread.NONE, blank=True)
+    thread_task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    # How many times the run has ended: a retry or a stale re-run ends it again, each end posted once.
+    ends = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -430,11 +444,26 @@ class FlowRun(models.Model):
                 fields=["workspace", "idempotency_key"],
                 condition=Q(idempotency_key__isnull=False),
                 name="flow_run_unique_idempotency_key",
-            )
+            ),
+            # A task thread names its task; the others name none.
+            models.CheckConstraint(
+                condition=Q(thread=FlowThread.TASK, thread_task_id__isnull=False)
+                | (~Q(thread=FlowThread.TASK) & Q(thread_task_id__isnull=True)),
+                name="flow_run_thread_task",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"flow run #{self.pk} of artifact {self.artifact_id} v{self.flow_version} ({self.status})"
+
+    @property
+    def thread_ref(self) -> str | dict[str, int] | None:
+        """The thread as the API and the events name it: "main", {"task": id}, or None."""
+        if self.thread == FlowThread.MAIN:
+            return "main"
+        if self.thread == FlowThread.TASK:
+            return {"task": self.thread_task_id}
+        return None
 
 
 class FlowNodeRun(models.Model):

@@ -284,8 +284,23 @@ class FlowRunOut(serializers.Serializer):
     error = serializers.JSONField(allow_null=True)
     nodes = serializers.SerializerMethodField()
     stale = serializers.SerializerMethodField()
+    thread = serializers.SerializerMethodField(
+        help_text='The conversation the run reads and answers in: "main", {"task": id}, or null.'
+    )
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema_field(
+        {
+            "oneOf": [
+                {"type": "string", "enum": ["main"]},
+                {"type": "object", "properties": {"task": {"type": "integer"}}, "required": ["task"]},
+            ],
+            "nullable": True,
+        }
+    )
+    def get_thread(self, run):
+        return run.thread_ref
 
     def get_nodes(self, run) -> list[dict]:
         return FlowNodeRunOut(run.nodes.order_by("pk"), many=True).data

@@ -24,7 +24,7 @@ from django.utils import timezone
 from agents.locks import task_qs_for_update, turn_qs_for_update
 from agents.models import (
     ACTIVE_TURN_STATUSES,
-    RUNTIME_NOTE,
+    QUIET_SOURCES,
     InboxMessage,
     InboxStatus,
     Task,
@@ -155,7 +155,7 @@ def _unread_messages():
     last_turn = Turn.objects.filter(task=OuterRef("task")).order_by("-number")
     return (
         InboxMessage.objects.filter(status=InboxStatus.PENDING)
-        .exclude(source=RUNTIME_NOTE)
+        .exclude(source__in=QUIET_SOURCES)
         .annotate(
             last_status=Subquery(last_turn.values("status")[:1]), last_end=Subquery(last_turn.values("finished_at")[:1])
         )

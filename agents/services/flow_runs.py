@@ -41,7 +41,7 @@ from workspace.flows.runner import (
     flow_run_paid_nodes,
     flow_run_rerun_stale,
 )
-from workspace.models import FlowRun, FlowRunStatus, Role
+from workspace.models import FlowRun, FlowRunStatus, FlowThread, Role
 from workspace.selectors import Access
 
 SOURCE = "flow_run"
@@ -156,11 +156,15 @@ def flow_run_request(
     task_id: int | None = None,
     api_request: bool = False,
     idempotency_key: str | None = None,
+    thread: str = FlowThread.NONE,
+    thread_task_id: int | None = None,
 ) -> FlowRunRequest:
     """Start a run of the Flow's current version through the spending path (module docstring).
 
     `started_by` is the person (or None for an API key or a task); `task_id` the task that asked, whose budget
-    may cover the run; `api_request` marks the open API, whose paid runs a person always confirms."""
+    may cover the run; `api_request` marks the open API, whose paid runs a person always confirms. `thread`
+    (with `thread_task_id`) is the conversation a run over a thread answers in (agents/services/flow_threads.py):
+    it changes nothing of how the run is authorised."""
     run, created = flow_run_create(
         workspace_id=workspace_id,
         artifact_id=artifact_id,
@@ -168,6 +172,8 @@ def flow_run_request(
         started_by=started_by,
         started_by_task_id=task_id,
         idempotency_key=idempotency_key,
+        thread=thread,
+        thread_task_id=thread_task_id,
     )
     if not created:
         card = _waiting_card(run)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents.models import (
-    RUNTIME_NOTE,
+    QUIET_SOURCES,
     Card,
     CardKind,
     InboxMessage,
@@ -70,7 +70,7 @@ def messages_consumed(*, task_id: int, message_ids: Sequence[int]) -> list[int]:
     delivered_from_main = MainMessage.objects.filter(inbox_message_id__in=message_ids).values("inbox_message_id")
     messages = (
         InboxMessage.objects.filter(pk__in=message_ids, task_id=task_id, author__isnull=False)
-        .exclude(source=RUNTIME_NOTE)
+        .exclude(source__in=QUIET_SOURCES)
         .exclude(pk__in=delivered_from_main)
         .select_related("task")
         .order_by("pk")

@@ -10,7 +10,7 @@ from pydantic import StringConstraints
 
 from agents.exceptions import ToolError
 from agents.locks import task_qs_for_update
-from agents.models import RUNTIME_NOTE, InboxMessage
+from agents.models import QUIET_SOURCES, InboxMessage
 from agents.services.goals import MAX_BRIEF_CHARS, MAX_REASON_CHARS, goal_revise
 from agents.tools.base import StrictArgs, Tool, ToolContext, ToolResult
 from lomote.kernel.exceptions import InvalidInput
@@ -63,7 +63,7 @@ def _asking_message(ctx: ToolContext) -> int | None:
         InboxMessage.objects.filter(
             task_id=ctx.task_id, consumed_by_step__turn_id=ctx.turn_id, consumed_by_step__index=ctx.step_index
         )
-        .exclude(source=RUNTIME_NOTE)
+        .exclude(source__in=QUIET_SOURCES)
         .order_by("-pk")
         .values_list("pk", flat=True)
         .first()

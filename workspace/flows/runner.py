@@ -32,6 +32,10 @@
 
 Outputs made from an artifact version that has since changed are marked stale by workspace/flows/stale.py.
 
+A run over a conversation thread (FlowRun.thread: Main, or a task's) names it in its `flow.run` and `flow.node`
+events, and each time it ends (done, failed, or cancelled before it ran) it publishes FLOW_RUN_ENDED with its end
+number, in the transaction that ended it: agents posts the result to that thread, once per end.
+
 Scheduling (a production DAG, seed §10.3): a node is ready once every predecessor is terminal and at
 least one edge into it is active — its source is done and, for a router, chose it. A node with no active
 edge (a branch the router did not take) or with a failed predecessor is `skipped`. Each ready node is its
@@ -68,7 +72,7 @@ from django_q.tasks import async_task
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, DomainError, InvalidInput, NotFound
 from lomote.kernel.queue_revival import messages_revive
-from workspace.domain_events import FLOW_NODE_CLOSED
+from workspace.domain_events import FLOW_NODE_CLOSED, FLOW_RUN_ENDED
 from workspace.flows.graph import (
     downstream,
     graph_check,
@@ -86,6 +90,7 @@ from workspace.models import (
     FlowNodeRun,
     FlowRun,
     FlowRunStatus,
+    FlowThread,
     GenerationJob,
     JobStatus,
     NodeStatus,
@@ -126,7 +131,15 @@ def _node_event(run: FlowRun, node: FlowNodeRun) -> None:
         data["output"] = {k: v for k, v in node.output.items() if k in ("choice", "artifact", "version", "model")}
     if node.error:
         data["error"] = node.error
+    _with_thread(run, data)
     event_append(workspace_id=run.workspace_id, kind="flow.node", data=data)
+
+
+def _with_thread(run: FlowRun, data: dict[str, Any]) -> dict[str, Any]:
+    """A run over a conversation names its thread in its events, so the studio shows it live in that thread."""
+    if run.thread:
+        data["thread"] = run.thread_ref
+    return data
 
 
 def _lock_workspace(workspace_id: int) -> None:
@@ -138,15 +151,31 @@ def _lock_run(run_id: int) -> FlowRun:
 
 
 def _run_event(run: FlowRun) -> None:
-    event_append(
-        workspace_id=run.workspace_id,
-        kind="flow.run",
-        data={"run": run.pk, "artifact": run.artifact_id, "version": run.flow_version, "status": run.status},
-    )
+    data = {"run": run.pk, "artifact": run.artifact_id, "version": run.flow_version, "status": run.status}
+    event_append(workspace_id=run.workspace_id, kind="flow.run", data=_with_thread(run, data))
 
 
-def _same_run(run: FlowRun, artifact_id: int, inputs: dict[str, Any]) -> FlowRun:
-    if run.artifact_id != artifact_id or run.inputs != inputs:
+def _ended(run: FlowRun) -> None:
+    """Count the run's end and tell the apps above, when it runs over a thread (they post its result there).
+    Caller holds the workspace row and the run lock, in the transaction that ended it."""
+    FlowRun.objects.filter(pk=run.pk).update(ends=F("ends") + 1)
+    run.refresh_from_db(fields=["ends"])
+    if run.thread:
+        domain_events.publish(
+            FLOW_RUN_ENDED,
+            workspace_id=run.workspace_id,
+            run_id=run.pk,
+            end=run.ends,
+            status=run.status,
+            thread=run.thread_ref,
+            artifact_id=run.artifact_id,
+            outputs=run.outputs,
+            error=run.error,
+        )
+
+
+def _same_run(run: FlowRun, artifact_id: int, inputs: dict[str, Any], thread: tuple[str, int | None]) -> FlowRun:
+    if run.artifact_id != artifact_id or run.inputs != inputs or (run.thread, run.thread_task_id) != thread:
         raise Conflict(
             "This idempotency key already started a different run.",
             code="idempotency_key_reuse",
@@ -163,11 +192,16 @@ def flow_run_create(
     started_by=None,
     started_by_task_id: int | None = None,
     idempotency_key: str | None = None,
+    thread: str = FlowThread.NONE,
+    thread_task_id: int | None = None,
 ) -> tuple[FlowRun, bool]:
     """Freeze the Flow's current version into a run awaiting authorisation (module docstring).
 
-    Returns (run, created). Runs in the caller's transaction (a savepoint for the key's unique constraint)."""
+    `thread` (and `thread_task_id` for a task's) names the conversation the run reads and answers in; the
+    caller has checked it belongs to the workspace. Returns (run, created). Runs in the caller's transaction
+    (a savepoint for the key's unique constraint)."""
     inputs = dict(inputs or {})
+    thread_task_id = thread_task_id if thread == FlowThread.TASK else None
     if len(json.dumps(inputs, default=str)) > MAX_INPUT_BYTES:
         raise InvalidInput(
             f"Inputs are limited to {MAX_INPUT_BYTES} bytes of JSON.", details={"fields": {"inputs": []}}
@@ -177,7 +211,7 @@ def flow_run_create(
     if idempotency_key is not None:
         existing = FlowRun.objects.filter(workspace_id=workspace_id, idempotency_key=idempotency_key).first()
         if existing is not None:
-            return _same_run(existing, artifact_id, inputs), False
+            return _same_run(existing, artifact_id, inputs, (thread, thread_task_id)), False
     version = artifact_version_get(workspace_id=workspace_id, artifact_id=artifact_id)
     if version.artifact.kind != ArtifactKind.FLOW:
         raise InvalidInput(f"Artifact {artifact_id} is a {version.artifact.kind}, not a Flow.", code="not_a_flow")
@@ -195,10 +229,12 @@ def flow_run_create(
                 started_by=started_by,
                 started_by_task_id=started_by_task_id,
                 idempotency_key=idempotency_key,
+                thread=thread,
+                thread_task_id=thread_task_id,
             )
     except IntegrityError:
         existing = FlowRun.objects.get(workspace_id=workspace_id, idempotency_key=idempotency_key)
-        return _same_run(existing, artifact_id, inputs), False
+        return _same_run(existing, artifact_id, inputs, (thread, thread_task_id)), False
     FlowNodeRun.objects.bulk_create(
         FlowNodeRun(run=run, node_id=node_id, type=graph["nodes"][node_id]["type"])
         for node_id in topological_order(graph)
@@ -287,6 +323,7 @@ def flow_run_cancel(run_id: int, *, reason: str) -> FlowRun:
             status=NodeStatus.SKIPPED, error={"code": reason}, finished_at=now
         )
         _run_event(run)
+        _ended(run)
     return FlowRun.objects.get(pk=run_id)
 
 
@@ -312,7 +349,7 @@ def _await_again(run: FlowRun, **event: Any) -> FlowRun:
     run.status, run.outputs, run.error, run.finished_at = FlowRunStatus.AWAITING_APPROVAL, None, None, None
     run.save(update_fields=["status", "outputs", "error", "finished_at"])
     data = {"run": run.pk, "artifact": run.artifact_id, "version": run.flow_version, "status": run.status, **event}
-    event_append(workspace_id=run.workspace_id, kind="flow.run", data=data)
+    event_append(workspace_id=run.workspace_id, kind="flow.run", data=_with_thread(run, data))
     return run
 
 
@@ -420,6 +457,7 @@ def _schedule(run: FlowRun) -> None:
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "outputs", "error", "finished_at"])
         _run_event(run)
+        _ended(run)
 
 
 def _claim(node_run_id: int) -> bool:
