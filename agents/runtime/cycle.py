@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from agents.exceptions import Fenced
 from agents.fencing import fence
-from agents.models import Autonomy, ChecklistStatus, InboxStatus, Task, TaskStatus, Turn, TurnStatus
+from agents.models import FLOW_RESULT, Autonomy, ChecklistStatus, InboxStatus, Task, TaskStatus, Turn, TurnStatus
 from agents.queue import enqueue_turn
 from agents.services.cards import card_open_for_wait, card_open_safety_net, card_open_to_continue, checkpoint_unasked
 from agents.services.summaries import task_summary_write
@@ -56,7 +56,8 @@ def _card_wait(card, **flags) -> dict:
 
 
 def _has_pending_inbox(task: Task) -> bool:
-    return task.inbox.filter(status=InboxStatus.PENDING).exists()
+    # A Flow's result is read with the next turn's messages but is no reason to start one (flow_threads.py).
+    return task.inbox.filter(status=InboxStatus.PENDING).exclude(source=FLOW_RESULT).exists()
 
 
 def cycle_end(turn_id: int, generation: int, task_id: int | None = None) -> str:

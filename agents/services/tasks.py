@@ -7,6 +7,7 @@ from django.utils import timezone
 from agents.locks import task_locked, turn_qs_for_update
 from agents.models import (
     ACTIVE_TURN_STATUSES,
+    FLOW_RESULT,
     ChecklistStatus,
     GoalRevision,
     InboxMessage,
@@ -105,7 +106,7 @@ def task_resume_prepare(task: Task) -> bool | None:
     task.auto_turns = 0
     task.save(update_fields=["auto_turns"])
     return (
-        task.inbox.filter(status=InboxStatus.PENDING).exists()
+        task.inbox.filter(status=InboxStatus.PENDING).exclude(source=FLOW_RESULT).exists()
         or task.checklist.filter(status__in=[ChecklistStatus.PENDING, ChecklistStatus.IN_PROGRESS]).exists()
     )
 

@@ -1,12 +1,14 @@
 // The studio: chat with Main (messages, routes, task cards, generation progress), the task list with each task's
 // detail (task_panel.js), the memory panel (memory.js) and the billing panel (billing.js) on the left; the canvas
-// (canvas.js) on the right. Live state arrives only through the workspace event log (live.js); an event that says a
+// (canvas.js) on the right. A Flow run over a thread shows its progress and result in the chat (flow_threads.js).
+// Live state arrives only through the workspace event log (live.js); an event that says a
 // panel changed triggers a REST fetch of that panel.
 
 import { ApiError, workspaceApi } from "./api.js";
 import { BillingPanel } from "./billing.js";
 import { Canvas } from "./canvas.js";
 import { h, progressBar } from "./dom.js";
+import { FlowThreads } from "./flow_threads.js";
 import { LiveLog } from "./live.js";
 import { MembersPanel } from "./members.js";
 import { MemoryPanel } from "./memory.js";
@@ -71,6 +73,9 @@ class Studio {
     this.memory = new MemoryPanel({ api: this.api, userId: this.userId, onCard: (cardId) => this.revealCard(cardId) });
     // The memory panel names people from the member list: a new member's name is learnt here.
     this.members = new MembersPanel({ api: this.api, userId: this.userId, onChange: (members) => members.forEach((m) => this.memory.members.set(m.user_id, m.username)) });
+    this.flowThreads = new FlowThreads({
+      api: this.api, chat, taskLabel: (taskId) => this.taskLabel(taskId), onCard: (cardId) => this.revealCard(cardId), scroll: () => this.scroll(),
+    });
     this.live = null;
   }
 
@@ -80,7 +85,14 @@ class Studio {
     const workspace = await this.api.get("/");
     const onCard = (cardId) => this.revealCard(cardId);
     this.billing = new BillingPanel({ api: this.api, role: workspace.role, taskLabel: (id) => this.taskLabel(id), onCard });
-    this.taskPanel = new TaskPanel({ api: this.api, role: workspace.role, onCard, onToggle: () => this.renderTasks() });
+    this.taskPanel = new TaskPanel({
+      api: this.api, role: workspace.role, onCard, onToggle: () => this.renderTasks(),
+      flowForm: (thread, prefix) => this.flowThreads.form(thread, prefix),
+    });
+    // Editors and owners run a Flow over the Main thread; its result comes back here as a message from the Flow.
+    const mainFlow = document.getElementById("flow-thread-main");
+    mainFlow.hidden = !["owner", "editor"].includes(workspace.role);
+    mainFlow.querySelector(".flow-thread-body").replaceChildren(mainFlow.hidden ? "" : this.flowThreads.form("main", "flow-thread-main"));
     // Load the panels as of this seq; the socket replays everything after it, so nothing falls between.
     const after = workspace.last_event_seq || 0;
     await Promise.all([
@@ -132,6 +144,11 @@ class Studio {
   showMessage(message) {
     if (this.messages.has(message.id)) return;
     this.messages.add(message.id);
+    if (message.route === "flow") {
+      // Not the person's words: a Flow run's result posted to Main.
+      this.flowThreads.result({ key: `main:${message.id}`, runId: message.flow_run, thread: "main", text: message.text });
+      return;
+    }
     const route = ROUTES[message.route] || message.route;
     const routeText = message.task ? `${route} ${this.taskLabel(message.task)}` : route;
     const item = h(
@@ -357,12 +374,15 @@ class Studio {
       this.canvas.artifactDeleted(data.artifact, data);
     } else if (kind === "flow.node" || kind === "flow.run" || kind === "flow.stale") {
       this.canvas.flowEvent(kind, data);
+      this.flowThreads.apply(kind, data);
+    } else if (kind === "inbox.posted" && data.source === "flow") {
+      this.flowThreads.taskResult(data).catch((e) => this.error(e));
     } else if (kind.startsWith("memory.")) {
       this.memory.apply(event);
     } else if (kind.startsWith("member.")) {
       this.members.apply(event);
     }
-    if (kind.startsWith("task.") || kind.startsWith("card.") || kind.startsWith("billing.")) this.taskPanel.apply(event);
+    if (kind.startsWith("task.") || kind.startsWith("card.") || kind.startsWith("billing.") || kind.startsWith("inbox.")) this.taskPanel.apply(event);
   }
 }
 

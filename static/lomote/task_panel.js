@@ -2,7 +2,8 @@
 // stopped it, in words, with a link to its review card), and its three separate settings (DESIGN §5): autonomy,
 // the tool domains it may use, and its budget approvals. Editors and owners change them; viewers read them. The
 // rule that irreversible operations ask a person first is shown, always on: no setting turns it off.
-// Reloaded from REST when an event about the open task arrives (the studio routes them here).
+// Its recent conversation (the messages it was sent, and Flow results posted to it), with a form that runs a Flow over
+// that conversation. Reloaded from REST when an event about the open task arrives (the studio routes them here).
 
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
@@ -72,6 +73,8 @@ const OUTCOMES = {
   cancelled: "It stopped.",
 };
 const ROLE_NAMES = { owner: "an owner", editor: "an editor", viewer: "a viewer" };
+const RECENT_MESSAGES = 10;
+const SOURCES = { api_key: "API client", flow: "Flow result" };
 
 function when(iso) {
   return iso ? new Date(iso).toLocaleString([], { dateStyle: "short", timeStyle: "short" }) : "";
@@ -95,8 +98,10 @@ export function verdictSentence(verdict, message) {
 
 export class TaskPanel {
   /** api: the workspace's REST client; role: the person's role; onCard(id): shows a card in the chat, focused. */
-  constructor({ api, role, onCard, onToggle }) {
+  constructor({ api, role, onCard, onToggle, flowForm }) {
     this.api = api;
+    this.flowForm = flowForm || null; // (thread, id prefix) → a form that runs a Flow over that thread
+    this.runForm = null; // the open task's form, kept across re-renders (its choices stay as the person left them)
     this.role = role;
     this.onCard = onCard;
     this.onToggle = onToggle || (() => {}); // the task list marks which task is open
@@ -116,6 +121,7 @@ export class TaskPanel {
 
   async open(taskId) {
     this.taskId = taskId;
+    this.runForm = this.flowForm && this.canEdit ? this.flowForm({ task: taskId }, `task-flow-${taskId}`) : null;
     this.dirty = false;
     this.statusText = "";
     this.errorText = "";
@@ -150,15 +156,23 @@ export class TaskPanel {
     const taskId = this.taskId;
     if (taskId === null) return;
     const base = `/tasks/${taskId}`;
-    const [task, approvals, checkpoint, log] = await Promise.all([
+    const [task, approvals, checkpoint, log, messages] = await Promise.all([
       this.api.get(`${base}/`),
       this.api.get(`/billing/approvals/?task=${taskId}&limit=50`),
       this.api.get(`${base}/checkpoint/`),
       this.api.get(`${base}/log/?limit=5`),
+      this.recentMessages(base),
     ]);
     const waitingCard = task.waiting_for && task.waiting_for.card ? await this.api.get(`/cards/${task.waiting_for.card}/`) : null;
     if (taskId !== this.taskId) return; // another task was opened meanwhile
-    this.render({ task, approvals: approvals.results, checkpoint, log: log.results, waitingCard });
+    this.render({ task, approvals: approvals.results, checkpoint, log: log.results, waitingCard, messages });
+  }
+
+  /** The task's last messages in arrival order (the inbox lists oldest first: count, then the last page). */
+  async recentMessages(base) {
+    const head = await this.api.get(`${base}/messages/?limit=1`);
+    const page = await this.api.get(`${base}/messages/?limit=${RECENT_MESSAGES}&offset=${Math.max(0, head.count - RECENT_MESSAGES)}`);
+    return page.results.filter((m) => !["withdrawn", "replaced"].includes(m.status) && m.source !== "runtime");
   }
 
   problem(error) {
@@ -183,7 +197,7 @@ export class TaskPanel {
 
   // --- rendering ----------------------------------------------------------------------------------------
 
-  render({ task, approvals, checkpoint, log, waitingCard }) {
+  render({ task, approvals, checkpoint, log, waitingCard, messages }) {
     const focusedId = this.root.contains(document.activeElement) ? document.activeElement.id : null;
     const titleId = "task-detail-title";
     const resume = this.resumeOf(task, log, waitingCard);
@@ -200,6 +214,7 @@ export class TaskPanel {
       // Settings being edited are kept as the person left them; the saved ones show once they save.
       this.dirty && previousForm ? previousForm : this.renderSettings(task),
       this.renderBudget(task, approvals, checkpoint),
+      this.renderConversation(task, messages || []),
     );
     if (focusedId) document.getElementById(focusedId)?.focus();
   }
@@ -292,6 +307,21 @@ export class TaskPanel {
         h("label", { for: "task-budget-amount", text: "Approve a budget of (credits)" }),
         input,
         h("button", { type: "submit", id: "task-budget-approve" }, "Approve budget")));
+    }
+    return section;
+  }
+
+  renderConversation(task, messages) {
+    const list = messages.length
+      ? h("ol", { class: "task-messages", "aria-label": "Recent messages of this task" },
+        ...messages.map((m) => h("li", { class: `msg ${m.source === "flow" ? "flow-result" : "person"}`, "data-message": String(m.id), "data-source": m.source },
+          h("p", { class: "who", text: m.source === "flow" ? `${SOURCES.flow} (run #${m.flow_run})` : m.author || SOURCES[m.source] || m.source }),
+          h("p", { class: "text", dir: "auto", text: m.text }))))
+      : h("p", { class: "reason", text: "No messages yet." });
+    const section = h("section", { class: "task-conversation", "aria-labelledby": "task-conversation-heading" },
+      h("h4", { id: "task-conversation-heading", text: "Conversation" }), list);
+    if (this.runForm && task.status !== "cancelled" && !task.archived_at) {
+      section.append(h("h5", { text: "Run a Flow over this conversation" }), this.runForm);
     }
     return section;
   }

@@ -436,3 +436,41 @@ def test_it_leaves_runs_started_without_a_thread_as_they_were(workspace, alice, 
     assert not Event.objects.filter(kind__in=["flow.run", "flow.node"], data__has_key="thread").exists()
     assert not InboxMessage.objects.filter(source=FLOW_RESULT).exists()
     assert not MainMessage.objects.filter(route=Route.FLOW).exists()
+
+
+def test_it_lets_a_running_turn_end_without_starting_another_for_a_flow_result(workspace, task, tools, script):
+    from agents.runtime.loop import turn_run
+    from agents.services.flow_threads import flow_result_post
+    from tests.agents.conftest import says
+
+    # given a run over the task's thread, and a turn whose model call is under way when the run's result arrives
+    flow = _flow(workspace)
+    with transaction.atomic():
+        run, _ = runner.flow_run_create(
+            workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "x"}, thread="task", thread_task_id=task.pk
+        )
+
+    def result_arrives(index, request):
+        if index == 0:
+            with transaction.atomic():
+                flow_result_post(
+                    workspace_id=workspace.pk,
+                    run_id=run.pk,
+                    end=1,
+                    status="done",
+                    thread={"task": task.pk},
+                    artifact_id=flow.pk,
+                    outputs={"text": "Three posters, warm colours."},
+                )
+
+    script([says("Done for now.")], on_call=result_arrives)
+    turn = tools.start_turn(task)
+
+    # when the turn answers and its cycle ends
+    assert turn_run(turn_id=turn.pk, generation=1) == "answered"
+
+    # then no other turn was started for the Flow's result: it waits, unread, for the task's next turn
+    assert Turn.objects.filter(task=task).count() == 1
+    [posted] = _flow_results(task)
+    assert posted.status == InboxStatus.PENDING
+    assert posted.text == f"Flow “Thread summary” (run #{run.pk}):\nThree posters, warm colours."

@@ -139,6 +139,9 @@ FLOW_EDITS_POST = Endpoint(
 FLOW_RUNS_POST = Endpoint(
     "flow runs POST", "post", "artifact-flow-runs", target="flow", body={"inputs": {"text": "go"}}, role="editor"
 )
+FLOW_THREAD_RUNS_POST = Endpoint(
+    "flow thread runs POST", "post", "flow-thread-runs", target="flow", body={"thread": "main"}, role="editor"
+)
 FLOW_RUN_GET = Endpoint("flow run GET", "get", "flow-run-detail", target="flow_run")
 FLOW_NODE_RETRY = Endpoint("flow node retry POST", "post", "flow-node-retry", target="failed_node", role="editor")
 
@@ -207,6 +210,7 @@ MATRIX = [
     (DOCUMENT_EDITS_POST, 404,    403,   200,   200,  403,       200,       404),
     (FLOW_EDITS_POST,    404,     403,   200,   200,  403,       200,       404),
     (FLOW_RUNS_POST,     404,     403,   201,   201,  403,       201,       404),
+    (FLOW_THREAD_RUNS_POST, 404,  403,   201,   201,  403,       201,       404),
     (FLOW_RUN_GET,       404,     200,   200,   200,  200,       200,       404),
     (FLOW_NODE_RETRY,    404,     403,   201,   201,  403,       201,       404),
     (UPLOAD_POST,        404,     403,   201,   201,  403,       201,       404),
@@ -372,6 +376,8 @@ def _effect_of(endpoint: Endpoint, world) -> bool:
         return Artifact.objects.get(pk=world.flow.pk).current_version == 2
     if endpoint is FLOW_RUNS_POST:
         return FlowRun.objects.filter(artifact=world.flow).count() == 3  # the world has two: one failed
+    if endpoint is FLOW_THREAD_RUNS_POST:
+        return FlowRun.objects.filter(artifact=world.flow, thread="main").count() == 1
     if endpoint is FLOW_NODE_RETRY:
         return FlowNodeRun.objects.get(run=world.failed_run, node_id="end").attempt == 2
     if endpoint is UPLOAD_POST:
@@ -540,7 +546,9 @@ def test_it_covers_every_route_and_method_of_the_workspace_api():
     from agents import urls as agents_urls
     from workspace import urls
 
-    flow_routes = [p for p in agents_urls.urlpatterns if p.name in ("artifact-flow-runs", "flow-node-retry")]
+    flow_routes = [
+        p for p in agents_urls.urlpatterns if p.name in ("artifact-flow-runs", "flow-thread-runs", "flow-node-retry")
+    ]
     served = set()
     for pattern in [*urls.urlpatterns, *flow_routes]:
         if pattern.name == "generation-webhook":
