@@ -77,7 +77,9 @@ export class FlowThreads {
       const run = await this.api.post(`/flows/${select.value}/runs/`, { thread, messages: Number(count.value) || DEFAULT_MESSAGES });
       this.show({ run: run.id, artifact: run.artifact_id, status: run.status, thread: run.thread });
       for (const node of run.nodes || []) this.node({ run: run.id, node: node.node_id, status: node.status }, false);
-      status.textContent = `Run #${run.id} ${RUN_STATUS[run.status] || run.status}.`;
+      status.textContent = run.status === "awaiting_approval"
+        ? `Run #${run.id} waits for a spending approval of ${run.cost} credits: see its quote card in the chat.`
+        : `Run #${run.id} started: its steps, then its result, show in the chat.`;
       if (run.card && run.card.status === "open") this.onCard(run.card.id);
     } catch (error) {
       status.textContent = error instanceof ApiError ? error.message : String(error);

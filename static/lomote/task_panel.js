@@ -204,7 +204,7 @@ export class TaskPanel {
     const previousForm = this.root.querySelector("#task-settings");
     this.root.dataset.status = task.status;
     this.root.dataset.autonomy = task.autonomy;
-    this.root.replaceChildren(
+    this.root.replaceChildren(...[
       h("header", { class: "panel-head" },
         h("h3", { id: titleId, tabindex: "-1" }, `#${task.id} `, h("bdi", { text: task.title })),
         h("button", { type: "button", id: "task-detail-close", onclick: () => this.close() }, "Close")),
@@ -215,7 +215,7 @@ export class TaskPanel {
       this.dirty && previousForm ? previousForm : this.renderSettings(task),
       this.renderBudget(task, approvals, checkpoint),
       this.renderConversation(task, messages || []),
-    );
+    ].filter(Boolean)); // replaceChildren would show a null as the text "null"
     if (focusedId) document.getElementById(focusedId)?.focus();
   }
 

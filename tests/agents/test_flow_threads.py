@@ -474,3 +474,33 @@ def test_it_lets_a_running_turn_end_without_starting_another_for_a_flow_result(w
     [posted] = _flow_results(task)
     assert posted.status == InboxStatus.PENDING
     assert posted.text == f"Flow “Thread summary” (run #{run.pk}):\nThree posters, warm colours."
+
+
+def test_it_bounds_the_transcript_and_leaves_out_what_a_person_asked_to_forget(workspace, alice, no_enqueue):
+    from agents.services.flow_threads import MESSAGE_CHARS, TRANSCRIPT_CHARS, Thread, thread_transcript
+    from memory.models import EvidenceKind, ForgetRequest, ForgottenTerm
+    from memory.redaction import REDACTED, text_terms
+    from memory.services.forget import forget_salt
+
+    # given a Main thread of 30 long messages, one of which names something the person had forgotten
+    for n in range(30):
+        text = f"Message {n}: " + "word " * 700
+        if n == 28:
+            text = "My sister Margaux lives in Grenoble."
+        MainMessage.objects.create(workspace=workspace, author=alice, text=text, route=Route.ANSWER)
+    evidence = Evidence.objects.create(
+        workspace=workspace, kind=EvidenceKind.MAIN_MESSAGE, source_id="0", text="-", content_hash="0" * 64
+    )
+    forget = ForgetRequest.objects.create(workspace=workspace, evidence=evidence)
+    for term in text_terms("Margaux", salt=forget_salt(workspace.pk)):
+        ForgottenTerm.objects.create(workspace=workspace, term=term, forget=forget)
+
+    # when the transcript of the last 20 messages is built
+    text = thread_transcript(workspace_id=workspace.pk, thread=Thread.of("main"), messages=20)
+
+    # then it keeps the most recent messages that fit, each clipped, and the forgotten one is removed
+    lines = text.split("\n")
+    assert len(text) <= TRANSCRIPT_CHARS
+    assert lines[-1].startswith("alice: Message 29: word") and lines[-2] == f"alice: {REDACTED}"
+    assert all(len(line) <= len("alice: ") + MESSAGE_CHARS for line in lines)
+    assert "Margaux" not in text and "Message 9:" not in text

@@ -56,6 +56,7 @@ def test_it_runs_a_flow_over_a_task_thread_and_over_main_and_shows_each_result_i
     expect(run.locator(".who")).to_contain_text("Flow “Thread summary” · run #")
     expect(run.locator(".who")).to_contain_text(f"in task #{task.pk}")
 
+    expect(form.get_by_role("status")).to_contain_text("started: its steps, then its result, show in the chat")
     # and its result is a message from the Flow, in the chat and in the task's own conversation
     result = page.locator(f"#chat .flow-result[data-thread='task:{task.pk}']")
     expect(result).to_contain_text("Summarise: alice: Posters for the jazz festival, please.")
