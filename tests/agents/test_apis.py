@@ -692,6 +692,7 @@ def test_it_posts_a_message_to_the_task_inbox(world, client_as):
         "replaces": None,
         "consumed_by_step": None,
         "consumed_at": None,
+        "flow_run": None,
         "created_at": response.json()["created_at"],
     }
     # then the event says which message arrived where

@@ -504,3 +504,53 @@ def test_it_bounds_the_transcript_and_leaves_out_what_a_person_asked_to_forget(w
     assert lines[-1].startswith("alice: Message 29: word") and lines[-2] == f"alice: {REDACTED}"
     assert all(len(line) <= len("alice: ") + MESSAGE_CHARS for line in lines)
     assert "Margaux" not in text and "Message 9:" not in text
+
+
+def test_it_posts_once_when_two_workers_deliver_the_same_end_at_the_same_time(workspace, conversation):
+    import threading
+
+    from django.db import connections
+
+    from agents.services.flow_threads import flow_result_post
+
+    # given a run over the task's thread that has ended once
+    flow = _flow(workspace)
+    with transaction.atomic():
+        run, _ = runner.flow_run_create(
+            workspace_id=workspace.pk,
+            artifact_id=flow.pk,
+            inputs={"text": "x"},
+            thread="task",
+            thread_task_id=conversation.pk,
+        )
+    payload = {
+        "workspace_id": workspace.pk,
+        "run_id": run.pk,
+        "end": 1,
+        "status": "done",
+        "thread": {"task": conversation.pk},
+        "artifact_id": flow.pk,
+        "outputs": {"text": "Three posters."},
+    }
+    barrier = threading.Barrier(2)
+    posted: list[object] = []
+
+    def deliver():
+        try:
+            barrier.wait()
+            with transaction.atomic():
+                posted.append(flow_result_post(**payload))
+        finally:
+            connections.close_all()
+
+    # when two workers post that end on their own connections at once
+    workers = [threading.Thread(target=deliver) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=30)
+
+    # then one message and one event exist; the other worker found it posted and wrote nothing
+    assert sorted(p is None for p in posted) == [False, True]
+    assert len(_flow_results(conversation)) == 1
+    assert Event.objects.filter(kind="inbox.posted", data__source=FLOW_RESULT).count() == 1

@@ -43,6 +43,7 @@ RESPONSE_FIELDS = {
     "router_prompt_chars",
     "router_lookups",
     "author",
+    "flow_run",
     "created_at",
 }  # fmt: skip
 
