@@ -92,7 +92,16 @@ class Studio {
     // Editors and owners run a Flow over the Main thread; its result comes back here as a message from the Flow.
     const mainFlow = document.getElementById("flow-thread-main");
     mainFlow.hidden = !["owner", "editor"].includes(workspace.role);
-    mainFlow.querySelector(".flow-thread-body").replaceChildren(mainFlow.hidden ? "" : this.flowThreads.form("main", "flow-thread-main"));
+    const body = document.getElementById("flow-thread-main-body");
+    const toggle = document.getElementById("flow-thread-main-toggle");
+    body.replaceChildren(...(mainFlow.hidden ? [] : [this.flowThreads.form("main", "flow-thread-main")]));
+    body.hidden = true;
+    toggle.setAttribute("aria-expanded", "false");
+    toggle.onclick = () => {
+      body.hidden = !body.hidden;
+      toggle.setAttribute("aria-expanded", String(!body.hidden));
+      if (!body.hidden) body.querySelector("select")?.focus();
+    };
     // Load the panels as of this seq; the socket replays everything after it, so nothing falls between.
     const after = workspace.last_event_seq || 0;
     await Promise.all([

@@ -68,7 +68,7 @@ def test_it_runs_a_flow_over_a_task_thread_and_over_main_and_shows_each_result_i
     assert len(posted) == 1 and posted[0].author_id is None
 
     # when the person runs it over the Main thread from the chat
-    page.locator("#flow-thread-main summary").click()
+    page.get_by_role("button", name="Run a Flow over this conversation").click()
     main_form = page.locator(".flow-thread-form[data-thread='main']")
     expect(main_form.locator("option")).to_have_text(["Thread summary"])
     main_form.get_by_label("over the last").fill("2")
