@@ -150,7 +150,7 @@ def _unread_messages():
     A message already pending when the task's last turn failed or stopped at a limit was that turn's to
     read: starting a turn for it again would loop on the same failure. It waits for the person instead
     (a new message, a resume), and the task shows why it stopped. A runtime note (e.g. "the person declined
-    the quote") waits for the task's next turn and never starts one.
+    the quote") or a Flow run's result waits for the task's next turn and never starts one.
     """
     last_turn = Turn.objects.filter(task=OuterRef("task")).order_by("-number")
     return (
