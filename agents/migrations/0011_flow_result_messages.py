@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0009_task_basis'),
+        ('agents', '0010_mainmessage_router_lookups'),
         ('workspace', '0008_flow_run_thread'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
