@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from agents import selectors, serializers
 from agents.main import messages as main_services
-from agents.models import CardKind, CardStatus, TaskKind, TaskStatus
+from agents.models import CardKind, CardStatus, TaskStatus
 from agents.runtime.context import context_preview
 from agents.runtime.resumption import checkpoint_export, task_resume_checked
 from agents.services import flow_runs as flow_run_services
@@ -41,11 +41,17 @@ class TaskListCreateApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="tasks_list",
-        description="The workspace's tasks, most recently changed first. Lightweight tasks are included "
-        "unless `kind` filters them out.",
+        description="The workspace's tasks, most recently changed first: the persistent ones. Lightweight tasks "
+        "(quick results, reachable from their result card and artifacts) are listed only with `kind=lightweight` "
+        "or `kind=all`; a promoted one is persistent.",
         parameters=[
             OpenApiParameter("status", str, enum=TaskStatus.values, description="Only tasks with this status."),
-            OpenApiParameter("kind", str, enum=TaskKind.values, description="Only tasks of this kind."),
+            OpenApiParameter(
+                "kind",
+                str,
+                enum=serializers.TASK_LIST_KINDS,
+                description="persistent (the default), lightweight or all.",
+            ),
         ],
         responses={200: serializers.TaskOut(many=True), **error_responses(400, 404)},
     )

@@ -478,6 +478,7 @@ class CardKind(models.TextChoices):
     CHOICE = "choice", "Choose an option"
     CLARIFY = "clarify", "Clarification"
     QUOTE = "quote", "Quote approval"
+    RESULT = "result", "Result of a quick request"
 
 
 class CardStatus(models.TextChoices):

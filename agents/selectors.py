@@ -12,6 +12,7 @@ from agents.models import (
     InboxStatus,
     Step,
     Task,
+    TaskKind,
     ToolCall,
     Turn,
 )
@@ -34,12 +35,21 @@ def _count(queryset: QuerySet, group_by: str) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
+ALL_KINDS = "all"
+
+
 def task_list(*, access: Access, status: str | None = None, kind: str | None = None) -> QuerySet[Task]:
-    """The workspace's tasks, most recently changed first; lightweight ones included unless `kind` says otherwise."""
+    """The workspace's tasks, most recently changed first.
+
+    Persistent tasks only unless `kind` asks: a lightweight task is a quick result that does not occupy the task
+    list (seed §2.2) — reachable from its result card and its artifacts — until it is promoted. `kind` is
+    "lightweight" for those alone, or "all".
+    """
     tasks = Task.objects.filter(workspace=access.workspace).order_by("-updated_at", "-id")
     if status:
         tasks = tasks.filter(status=status)
-    if kind:
+    kind = kind or TaskKind.PERSISTENT
+    if kind != ALL_KINDS:
         tasks = tasks.filter(kind=kind)
     return tasks
 

@@ -240,9 +240,16 @@ class PageQueryIn(StrictSerializer):
     offset = serializers.IntegerField(min_value=0, required=False)
 
 
+TASK_LIST_KINDS = [*TaskKind.values, "all"]
+
+
 class TaskQueryIn(PageQueryIn):
     status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
-    kind = serializers.ChoiceField(choices=TaskKind.choices, required=False)
+    kind = serializers.ChoiceField(
+        choices=TASK_LIST_KINDS,
+        required=False,
+        help_text="persistent (the default), lightweight (quick results, not listed otherwise) or all.",
+    )
 
 
 class NoBodyIn(StrictSerializer):

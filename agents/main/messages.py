@@ -16,7 +16,8 @@
    artifact answers to the same words.
 A clarification creates a card (the candidates plus "new task") and routes nothing until the person
 chooses (`main_clarification_apply`). A lightweight task the person keeps iterating on — a second
-follow-up — is promoted to persistent, keeping its inbox, turns and artifacts (`task_promote`).
+follow-up — is promoted to persistent, keeping its inbox, turns and artifacts (agents/services/promotion.py,
+applied by the inbox to every message; `task_promote` promotes on request).
 
 Routing never grants execution rights: the task's runtime checks authorisation and budget on its own, and
 `api_request` marks messages from the open API, whose paid operations are confirmed one by one (billing;
@@ -40,7 +41,6 @@ from agents.models import (
     CardKind,
     CardStatus,
     InboxMessage,
-    InboxStatus,
     MainMessage,
     Route,
     Task,
@@ -54,6 +54,7 @@ from agents.services.forgotten import Redactor
 from agents.services.inbox import message_post
 from agents.services.memory_feed import main_message_recorded
 from agents.services.memory_forget import memory_forget_ask
+from agents.services.promotion import PERSON_SOURCES, do_task_promote
 from agents.services.task_index import TaskIndex, task_duplicates_find, task_index_get
 from agents.services.tasks import task_create
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
@@ -69,9 +70,6 @@ NEW_TASK_OPTION = "new_task"
 CLARIFY_OPTIONS = 3
 RECENT_MESSAGES = 3
 RECENT_MESSAGE_CHARS = 160
-# The first message of a lightweight task is its brief; the person's second follow-up promotes it.
-PROMOTE_AFTER_FOLLOW_UPS = 1
-PERSON_SOURCES = ("person", "api_key")  # inbox sources that are the person's own words (not runtime notes)
 
 _TEXT = {
     "task_archived": {
@@ -249,8 +247,7 @@ def _deliver(
             router_chars=router_chars,
             card=card,
         )
-    if task.kind == TaskKind.LIGHTWEIGHT and _follow_ups(task) >= PROMOTE_AFTER_FOLLOW_UPS:
-        task = _promote(message.access, task)
+    # The inbox promotes a lightweight task the person keeps iterating on (agents/services/promotion.py).
     inbox = message_post(access=message.access, task_id=task.pk, text=inbox_text or message.text)
     return _record(
         message,
@@ -262,15 +259,6 @@ def _deliver(
         router_chars=router_chars,
         card=card,
     )
-
-
-def _follow_ups(task: Task) -> int:
-    """Messages the person sent the task after the one that started it."""
-    # A replaced message lives on as its replacement, a withdrawn one was taken back: neither is an iteration.
-    sent = InboxMessage.objects.filter(
-        task=task, source__in=PERSON_SOURCES, status__in=(InboxStatus.PENDING, InboxStatus.CONSUMED)
-    ).count()
-    return max(sent - 1, 0)
 
 
 def _artifact_owner(message: _Message, artifact: Artifact) -> int | None:
@@ -763,26 +751,12 @@ def main_clarification_apply(*, access: Access, card_id: int, option_id: str) ->
 # --- promotion --------------------------------------------------------------------------------------------
 
 
-def _promote(access: Access, task: Task) -> Task:
-    """Make a locked lightweight task persistent. Same row: its inbox, turns, checklist and artifacts stay."""
-    task.kind = TaskKind.PERSISTENT
-    task.save(update_fields=["kind", "updated_at"])
-    event_append(
-        workspace_id=task.workspace_id,
-        kind="task.promoted",
-        data={"task": task.pk, "kind": task.kind, "by": access.actor},
-    )
-    return task
-
-
 @transaction.atomic
 def task_promote(*, access: Access, task_id: int) -> Task:
     """Promote a lightweight task to persistent, keeping its history. Promoting twice changes nothing."""
     access.require(Role.EDITOR)
     task = task_locked(access=access, task_id=task_id)
-    if task.kind == TaskKind.PERSISTENT:
-        return task
-    return _promote(access, task)
+    return do_task_promote(task, by=access.actor)
 
 
 # --- the record -------------------------------------------------------------------------------------------

@@ -9,6 +9,9 @@ runtime's own loop decides whether to try again. Secrets are resolved inside the
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+# `ModelRequest.state["mode"]` of a lightweight task's short step (agents/runtime/shortpath.py): one result, one call.
+ONE_RESULT_MODE = "one_result"
+
 
 @dataclass(frozen=True)
 class ToolSpec:

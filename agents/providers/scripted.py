@@ -45,6 +45,11 @@ What it does, in order, at each step:
 7. Otherwise answer with the plan and what could not be done and why; if the person asked a question or
    there is nothing to plan from, ask them with `ask_user` instead.
 
+A lightweight task's short step (`state["mode"] == "one_result"`, decided by the runtime: agents/runtime/
+shortpath.py) skips all that: one call to the tool that makes the result — from the brief; or, when the result is
+made and the person asks for a change, a new version of it ("make it fluffier"), or another kind of work from it
+("now animate it": a video starting from the image) — else a short answer saying why nothing was made.
+
 Items "in progress" are never started again by the planner: a job is in flight or an earlier outcome needs
 checking, and repeating a paid action is exactly what must not happen.
 """
@@ -57,7 +62,7 @@ from typing import Any
 from agents.exceptions import ModelConfigError
 from agents.language import content_terms, fold, stem
 from agents.models import ProviderKind
-from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
+from agents.providers.base import ONE_RESULT_MODE, ModelRequest, ModelResponse, ToolCallIntent, Usage
 from agents.providers.goal_change import goal_change
 from agents.providers.skeleton import skeleton
 from agents.providers.task_requests import (
@@ -395,6 +400,8 @@ WORDS: dict[str, dict[str, str]] = {
         "source_declined_line": "no image was chosen to start {item} from, so I am leaving it out.",
         "source_retry": "I am looking for the image to start {item} from again.",
         "no_image_prompt": "I found no image for “{query}”, so {item} starts from its prompt alone.",
+        "one_result": "I am making “{title}” with {tool}.",
+        "one_revision": "I am making a new version of artifact {artifact} with {tool}: {change}.",
     },
     "fr": {
         "intro": "Planificateur scripté de Lomote (pas un LLM) :",
@@ -508,6 +515,8 @@ WORDS: dict[str, dict[str, str]] = {
         "source_declined_line": "aucune image n’a été choisie pour {item} : je la laisse de côté.",
         "source_retry": "je cherche de nouveau l’image de départ de {item}.",
         "no_image_prompt": "je n’ai trouvé aucune image pour « {query} » : {item} part de sa seule description.",
+        "one_result": "je crée « {title} » avec {tool}.",
+        "one_revision": "je fais une nouvelle version de l’artefact {artifact} avec {tool} : {change}.",
     },
 }
 # A kind's name for a title when no noun of the request names it ("animate the photo" is a video).
@@ -868,6 +877,7 @@ class _Planner:
         self.results: list[dict[str, Any]] = state.get("last_results") or []
         self.step = int(state.get("step_index") or 0)
         self.visible = visible
+        self.mode = state.get("mode") or ""
 
     def can(self, tool: str) -> bool:
         return tool in self.visible
@@ -901,6 +911,8 @@ class _Planner:
     # -- the rules, in order --
 
     def decide(self) -> Decision:
+        if self.mode == ONE_RESULT_MODE:
+            return self.one_result()
         unknown = [r for r in self.results if r.get("status") == "unknown"]
         if unknown:
             names = ", ".join(sorted({str(r.get("name")) for r in unknown}))
@@ -921,6 +933,45 @@ class _Planner:
         if follow_up is not None:
             return follow_up
         return self.progress()
+
+    def one_result(self) -> Decision:
+        """A lightweight task's one step: the call that makes its result, or a new version of the result made.
+
+        The brief is the task's first message; what the person said after the result was made is the change.
+        """
+        w = self.words
+        item = dict(self.checklist[0]) if self.checklist else {"position": None, "title": self.task.get("title")}
+        brief = fold(" ".join((self.task.get("brief") or "").split()))
+        changes = [t for t in self.person_texts() if fold(" ".join(t.split())) != brief]
+        made = _last_artifact(item)
+        strategy = self.strategy_for(item)
+        title = _short(item.get("title") or self.task.get("title") or "", 80)
+        line = ""
+        if made is not None and changes:
+            text = _bounded(" ".join(changes))
+            if all(is_acknowledgement(t) for t in changes):
+                return Decision([w["ack"]])
+            asked = classify(text)
+            if asked is not None and asked != strategy and self.asks_to_make(text):
+                # Another kind of work from the result ("now animate it"): a new artifact, started from it.
+                source = f" [from artifact {made}]" if asked.kind == "video" else ""
+                item = {"position": item.get("position"), "title": title, "evidence": REQUEST_PREFIX + text + source}
+                strategy = asked
+            else:
+                item["evidence"] = REVISION_PREFIX + text
+                line = w["one_revision"].format(artifact=made, tool=strategy.tool if strategy else "", change=text)
+        if strategy is None:
+            return Decision([w["ask_brief"]])
+        label = _capitalised(title or KIND_LABELS[self.lang][strategy.kind])
+        if strategy.prose:
+            return Decision([w["no_prose"].format(item=f"“{label}”")])
+        if not self.can(strategy.tool):
+            kind = KIND_NAMES[self.lang][strategy.kind]
+            return Decision([w["no_tool"].format(item=f"“{label}”", kind=kind, tool=strategy.tool)])
+        arguments = self.arguments(item, strategy)
+        if item.get("position") is None:
+            arguments.pop("checklist_position", None)
+        return Decision([line or w["one_result"].format(title=label, tool=strategy.tool)], [(strategy.tool, arguments)])
 
     def goal(self) -> Decision | None:
         """A new message changing what the task must deliver: revise the goal and re-plan for it.

@@ -20,6 +20,8 @@ from agents.models import ACTIVE_TURN_STATUSES, Task, ToolCall, Turn
 from agents.providers.base import ModelRequest, ToolSpec
 from agents.runtime.compaction import Watermarks, context_budget
 from agents.runtime.history import History, digest, dumps
+from agents.runtime.shortpath import MODE as SHORT_MODE
+from agents.runtime.shortpath import SHORT_RULES, is_short, short_tools
 from agents.runtime.snapshot import TaskSnapshot, task_snapshot
 from agents.services.forgotten import Redactor
 from agents.services.turns import lease_for
@@ -195,6 +197,7 @@ def context_build(
     last_calls: list[ToolCall] | None = None,
     detail: bool = False,
     snapshot: TaskSnapshot | None = None,
+    short: bool | None = None,
 ) -> BuiltContext:
     """The request for the decision after step `last_index` of this turn, whose calls were `last_calls`.
 
@@ -202,6 +205,8 @@ def context_build(
     would get if it started now. `detail` adds each layer's content, tokens and hash (the preview, tests);
     a running turn does without, so a step's cost does not grow with the history. `snapshot` is what the
     runner read for this step in one statement (agents/runtime/snapshot.py); without it, it is read here.
+    `short` is a lightweight task's short step (agents/runtime/shortpath.py; None: as the task's kind says): its
+    rules ask for one result and it is offered only the tools that make one.
     """
     history.load()
     snapshot = snapshot or task_snapshot(task.pk)
@@ -209,11 +214,12 @@ def context_build(
     new_messages = snapshot.new_messages
     # Someone else changed an artifact this task read: it must re-read before relying on it (DESIGN §9).
     notices = snapshot.notices
-    tools = tools_visible(history.loaded_domains)
+    short = is_short(task) if short is None else short
+    tools = short_tools() if short else tools_visible(history.loaded_domains)
     specs = _tool_specs(tuple(tools))
     profile = profile_snapshot(snapshot)
 
-    system = [{"role": "system", "content": SYSTEM_RULES}]
+    system = [{"role": "system", "content": SHORT_RULES if short else SYSTEM_RULES}]
     profile_messages = [
         {
             "role": "system",
@@ -273,6 +279,8 @@ def context_build(
         "loaded_domains": list(history.loaded_domains),
         "notices": notices,
     }
+    if short:
+        state["mode"] = SHORT_MODE
     request = ModelRequest(
         model=lease.model,
         params=dict(lease.params),

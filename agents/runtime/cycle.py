@@ -1,6 +1,7 @@
 """What happens after a cycle (DESIGN §3, figure 9), decided from persisted state only.
 
-checklist complete → done; pending messages → next turn; stopped at a checkpoint nobody was asked about →
+checklist complete → done; pending messages → next turn; a lightweight task's short step → its result carded and
+done, or it rests with its answer (agents/runtime/shortpath.py); stopped at a checkpoint nobody was asked about →
 the runtime's own confirm card (safety net); no progress → stop with a reason; progress made and items left
 → next turn on its own (the person never types "continue"), unless the task's autonomy is "ask" (a confirm
 card instead); a wait → suspend and free the worker, with the card a person's wait needs. Each ending is one
@@ -16,6 +17,7 @@ from agents.exceptions import Fenced
 from agents.fencing import fence
 from agents.models import FLOW_RESULT, Autonomy, ChecklistStatus, InboxStatus, Task, TaskStatus, Turn, TurnStatus
 from agents.queue import enqueue_turn
+from agents.runtime.shortpath import is_short, short_result_record
 from agents.services.cards import card_open_for_wait, card_open_safety_net, card_open_to_continue, checkpoint_unasked
 from agents.services.summaries import task_summary_write
 from agents.services.task_status import task_status_set
@@ -72,6 +74,8 @@ def cycle_end(turn_id: int, generation: int, task_id: int | None = None) -> str:
 
 def _decide(task: Task, turn: Turn) -> str:
     """What follows a completed cycle (task and turn locked, in the turn's ending transaction)."""
+    if is_short(task):
+        return _decide_short(task, turn)
     checklist = list(task.checklist.values_list("status", flat=True))
     open_items = sum(1 for status in checklist if status in OPEN)
     if checklist and not open_items:
@@ -106,6 +110,22 @@ def _decide(task: Task, turn: Turn) -> str:
         turn_start(task=task, trigger="auto_continue")
         return "auto_continue"
     task.auto_turns = 0
+    _set_task(task, TaskStatus.IDLE, reason="answered")
+    return "answered"
+
+
+def _decide_short(task: Task, turn: Turn) -> str:
+    """A lightweight task's short step ended: it never goes on by itself. What it made at once is put on its item
+    and carded; a message that arrived meanwhile starts the next short step; else the task rests."""
+    task.auto_turns = 0
+    made = short_result_record(task, turn)
+    if _has_pending_inbox(task):
+        task.save(update_fields=["auto_turns"])
+        turn_start(task=task, trigger="message")
+        return "next_turn"
+    if made or not task.checklist.filter(status__in=OPEN).exists():
+        _set_task(task, TaskStatus.DONE, reason="checklist_complete")
+        return "done"
     _set_task(task, TaskStatus.IDLE, reason="answered")
     return "answered"
 

@@ -34,6 +34,7 @@ from agents.runtime import cycle, resumption
 from agents.runtime.compaction import compaction_run
 from agents.runtime.context import context_build
 from agents.runtime.history import History
+from agents.runtime.shortpath import is_short, short_calls, short_item_position
 from agents.runtime.snapshot import task_snapshot
 from agents.runtime.steplog import decision_write, task_lock_for_decision
 from agents.runtime.toolexec import RunContext, calls_run, calls_run_in_decision, merge_waits, transactional
@@ -88,6 +89,8 @@ class TurnRunner:
         self.turn = turn
         self.lease_expires = turn.lease_expires_at
         self.run_ctx = RunContext(self.turn_id, self.generation, task.pk, task.workspace_id)
+        # A lightweight task's turn is one step (agents/runtime/shortpath.py), decided here from its kind.
+        self.short = is_short(task)
         self.lease = ModelLease.objects.select_related("secret").get(turn=turn)
         resume = turn.checkpoint.get("resume")
         if resume and not resume.get("verdict"):
@@ -114,6 +117,10 @@ class TurnRunner:
                     continue
                 if self.history.loaded:  # else the first context build reads it from the log
                     self.history.add(last, calls, consumed)
+                if self.short:  # its one step is taken: wait for the result it asked for, or end the cycle
+                    if waiting:
+                        return cycle.turn_suspend(self.turn_id, self.generation, task.pk)
+                    return cycle.cycle_end(self.turn_id, self.generation, task.pk)
                 if not calls:
                     return cycle.cycle_end(self.turn_id, self.generation, task.pk)
                 if waiting:
@@ -166,6 +173,7 @@ class TurnRunner:
                 last_index=index - 1,
                 last_calls=last_calls if last else None,
                 snapshot=snapshot,
+                short=self.short,
             )
             return snapshot.task, built
 
@@ -180,10 +188,15 @@ class TurnRunner:
         ):
             task, built = build()
         response = self._infer(built.request)
+        intents, dropped = list(response.tool_calls), []
+        if self.short:
+            # One call to a tool that makes the result, on the task's one item; the rest never runs.
+            position = short_item_position(built.request.state.get("checklist") or [])
+            intents, dropped = short_calls(intents, position=position)
         message_ids = built.new_message_ids
         # Transactional calls at the head of the decision run in its transaction (toolexec.calls_run_in_decision);
         # they need the task locked first, the order every writer uses (task, turn, inbox).
-        inline = bool(response.tool_calls) and transactional(response.tool_calls[0].name)
+        inline = bool(intents) and transactional(intents[0].name)
         outcomes = []
         with transaction.atomic():
             locked = task_lock_for_decision(task_id) if inline else None
@@ -202,7 +215,7 @@ class TurnRunner:
                     "number": self.step_number + 1,
                     "generation": self.generation,
                     "text": response.text,
-                    "decision": _decision(response),
+                    "decision": _decision(response, dropped),
                     "model": response.model,
                     "prompt_tokens": response.usage.prompt_tokens,
                     "cached_prompt_tokens": response.usage.cached_prompt_tokens,
@@ -221,14 +234,14 @@ class TurnRunner:
                         "input": intent.arguments if isinstance(intent.arguments, dict) else {"_raw": intent.arguments},
                         "idempotent": _idempotent(intent.name),
                     }
-                    for i, intent in enumerate(response.tool_calls, start=1)
+                    for i, intent in enumerate(intents, start=1)
                 ],
                 event={
                     "task": task_id,
                     "turn": self.turn_id,
                     "step": index,
                     "text": response.text[:2000],
-                    "tool_calls": [intent.name for intent in response.tool_calls],
+                    "tool_calls": [intent.name for intent in intents],
                     "consumed_messages": message_ids,
                 },
             )
@@ -287,7 +300,11 @@ def _idempotent(name: str) -> bool:
     return True if tool is None else tool.idempotent
 
 
-def _decision(response: ModelResponse) -> dict:
-    return {
+def _decision(response: ModelResponse, dropped: list[dict] | None = None) -> dict:
+    """What the model proposed, as it proposed it; on a short step, also what the runtime did not run."""
+    decision: dict = {
         "tool_calls": [{"id": i.id, "name": i.name, "arguments": i.arguments} for i in response.tool_calls],
     }
+    if dropped:
+        decision["dropped"] = dropped
+    return decision

@@ -15,6 +15,7 @@ from agents.locks import card_qs_for_update, task_qs_for_update
 from agents.models import RUNTIME_NOTE, Card, CardKind, CardStatus, InboxMessage, Task, TaskStatus
 from agents.services.cards import ANSWER, card_allowed_actions, card_resolve, confirm_handler, quote_handler
 from agents.services.inbox import message_post
+from agents.services.promotion import do_task_promote
 from agents.services.task_status import task_status_set
 from billing.services.approvals import approval_grant
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
@@ -62,7 +63,7 @@ def check_card_action(
             code="invalid_option",
             details={"options": [o.get("id") for o in card.options], "option": option},
         )
-    if action in ("adjust", ANSWER) and not (text and text.strip()):
+    if action in ("adjust", "iterate", ANSWER) and not (text and text.strip()):
         raise InvalidInput("Say what to change.", code="text_required", details={"action": action})
     if budget is not None and action != "approve":
         raise InvalidInput("A budget goes only with approve.", code="invalid", details={"action": action})
@@ -92,7 +93,9 @@ def card_act(
     text: str | None = None,
     budget: int | None = None,
 ) -> Card:
-    """Resolve an open card with one action: confirm, adjust (text), choose (option), approve or decline.
+    """Resolve an open card with one action: confirm, adjust (text), choose (option), approve or decline; on a
+    quick request's result card, iterate (text: the change, delivered like a message to the task — iterating
+    again promotes it) or keep (the task becomes persistent and joins the task list).
 
     Exactly once: the card row is locked, and a resolved card answers 409 `card_resolved`. The answer goes to
     the task's inbox and starts its next turn; `approve` grants the task a budget (the quote's amount, or
@@ -158,6 +161,10 @@ def _deliver(*, access: Access, card: Card, task: Task) -> None:
         # The task wakes the way every approval wakes it — billing's approval_granted reaction, after commit
         # (and the watchdog's sweep if that reaction is lost) — never by a second path of its own.
         return
+    if action == "keep":
+        # The person keeps a quick result as a task: it joins the task list, with its history.
+        do_task_promote(task, by=access.actor)
+        return
     if action == "decline":
         _note(
             task,
@@ -179,7 +186,7 @@ def _answer_text(card: Card) -> str:
         return f"{about} The person chose: {resolution['label']}." + (f" {note}" if note else "")
     if action == ANSWER:
         return f"{about} The person answered: {note}"
-    if action == "adjust":
+    if action in ("adjust", "iterate"):
         return f"{about} The person asked for changes: {note}"
     if card.payload.get("source") == "confirm_call":
         return f"{about} The person confirmed. Call {card.payload.get('tool')} again with the same arguments to run it."
@@ -201,7 +208,8 @@ def card_reply(*, access: Access, card_id: int, text: str) -> Card:
     """A free-text reply to a card (the Main entry point's `card` target).
 
     Typing one of a choice card's options chooses it; any other reply is the person's answer (an `adjust` for
-    a quote card: typed text never approves spending — only the approve action does).
+    a quote card: typed text never approves spending — only the approve action does; an `iterate` for a result
+    card).
     """
     card = Card.objects.filter(pk=card_id, workspace=access.workspace).only("kind", "options").first()
     if card is None:
@@ -211,5 +219,5 @@ def card_reply(*, access: Access, card_id: int, text: str) -> Card:
         for option in card.options:
             if typed in (str(option.get("label", "")).casefold(), str(option.get("id", "")).casefold()):
                 return card_act(access=access, card_id=card_id, action="choose", option=option.get("id"))
-    action = "adjust" if card.kind == CardKind.QUOTE else ANSWER
+    action = {CardKind.QUOTE: "adjust", CardKind.RESULT: "iterate"}.get(card.kind, ANSWER)
     return card_act(access=access, card_id=card_id, action=action, text=text)

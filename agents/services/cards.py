@@ -36,6 +36,7 @@ from agents.models import (
 from agents.services.task_status import task_status_set
 from agents.transitions import card_move, card_sources
 from billing.models import Approval
+from workspace.models import Artifact
 from workspace.selectors import Access
 from workspace.services.events import event_append
 
@@ -47,8 +48,10 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     CardKind.CHOICE: ("choose", "adjust"),
     CardKind.CLARIFY: ("choose",),
     CardKind.QUOTE: ("approve", "adjust", "decline"),
+    # A quick request's result: iterate on it (text: what to change) or keep it as a persistent task.
+    CardKind.RESULT: ("iterate", "keep"),
 }
-PUBLIC_ACTIONS = ("confirm", "adjust", "choose", "approve", "decline")
+PUBLIC_ACTIONS = ("confirm", "adjust", "choose", "approve", "decline", "iterate", "keep")
 # A free-text reply to a confirm or choice card (card_reply); for a quote card a reply is an `adjust`, never an
 # approval, and a clarification card takes only one of its options.
 ANSWER = "answer"
@@ -272,6 +275,44 @@ def card_open_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | 
             turn=turn,
         )
     return None
+
+
+def result_artifacts(workspace_id: int, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a RESULT card shows of each artifact made (entries carry `artifact` and `version`): its id, version,
+    kind and title, in the order made; one made twice is shown once, at its last version; deleted ones are left out.
+    """
+    latest: dict[int, Any] = {}
+    for entry in entries:
+        latest.pop(entry["artifact"], None)
+        latest[entry["artifact"]] = entry.get("version")
+    artifacts = Artifact.objects.filter(workspace_id=workspace_id, pk__in=list(latest), deleted_at__isnull=True)
+    found = artifacts.in_bulk()
+    return [
+        {"artifact": a.pk, "version": version, "kind": a.kind, "title": a.title}
+        for pk, version in latest.items()
+        if (a := found.get(pk)) is not None
+    ]
+
+
+def card_open_result(task: Task, artifacts: list[dict[str, Any]], *, turn: Turn | None = None) -> Card:
+    """A lightweight task's answer (the task row is locked): its result, named, with what the person can do next.
+
+    The artifacts stay ordinary artifacts (on the canvas, reachable from this card); the task stays out of the
+    task list unless the person keeps it or iterates on it again (agents/services/promotion.py). Opening it
+    withdraws the task's earlier open cards, an earlier result's included: that result was iterated on.
+    """
+    names = ", ".join(f"“{a['title']}” (#{a['artifact']}, v{a['version']})" for a in artifacts)
+    return card_open(
+        task,
+        kind=CardKind.RESULT,
+        title=f"Ready: {task.title}",
+        body=f"Made {names}. Ask for a change to make a new version, or keep this as a task."
+        if artifacts
+        else "Nothing was made.",
+        options=[{"id": "iterate", "label": "Iterate"}, {"id": "keep", "label": "Keep as a task"}],
+        payload={"source": "lightweight", "artifacts": artifacts},
+        turn=turn,
+    )
 
 
 def checkpoint_unasked(task: Task) -> ChecklistItem | None:

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from agents.locks import inbox_qs_for_update, task_locked
 from agents.models import InboxMessage, InboxStatus, TaskStatus
+from agents.services.promotion import do_task_promote_if_iterating
 from agents.services.turns import turn_start
 from lomote.kernel.exceptions import Conflict, NotFound
 from workspace.models import Role
@@ -32,7 +33,10 @@ def message_post(*, access: Access, task_id: int, text: str) -> InboxMessage:
         raise Conflict("This task was cancelled; it takes no more messages.", code="task_cancelled")
     if task.is_archived:
         raise Conflict("This task is archived; unarchive it to send it a message.", code="task_archived")
-    message = InboxMessage.objects.create(task=task, author=access.user, source=message_source(access), text=text)
+    source = message_source(access)
+    # Iterating on a quick result again makes it a persistent task, whichever way the message comes.
+    do_task_promote_if_iterating(task, by=access.actor)
+    message = InboxMessage.objects.create(task=task, author=access.user, source=source, text=text)
     event_append(workspace_id=task.workspace_id, kind="inbox.posted", data=_message_data(message))
     if task.status != TaskStatus.PAUSED:
         turn_start(task=task, trigger="message")  # no-op when a turn is active: it reads the inbox next

@@ -8,6 +8,7 @@ from agents.locks import task_locked, turn_qs_for_update
 from agents.models import (
     ACTIVE_TURN_STATUSES,
     FLOW_RESULT,
+    ChecklistItem,
     ChecklistStatus,
     GoalRevision,
     InboxMessage,
@@ -32,12 +33,19 @@ from workspace.services.events import event_append
 def task_create(
     *, access: Access, title: str, brief: str, language: str = "en", kind: str = TaskKind.PERSISTENT
 ) -> Task:
-    """Create a task; its brief becomes the first inbox message and a turn starts."""
+    """Create a task; its brief becomes the first inbox message and a turn starts.
+
+    A lightweight task delivers one result: its checklist is that one item, recorded here rather than planned by a
+    model (its turns take the short path, agents/runtime/shortpath.py). Should it be promoted, the planner finds
+    the result already on the checklist, and a change to it makes a new version of the same artifact.
+    """
     access.require(Role.EDITOR)
     task = Task.objects.create(
         workspace=access.workspace, kind=kind, title=title, brief=brief, language=language, created_by=access.user
     )
     GoalRevision.objects.create(task=task, revision=task.goal_revision, brief=brief)
+    if kind == TaskKind.LIGHTWEIGHT:
+        ChecklistItem.objects.create(task=task, position=1, title=title[:300])
     event_append(
         workspace_id=task.workspace_id,
         kind="task.created",

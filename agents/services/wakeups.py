@@ -4,7 +4,8 @@ The job's own transaction already stored the artifact version, updated the card 
 Here, in a transaction of its own (task lock first, like every task writer), the result is recorded on
 the checklist and the runtime decides — from persisted state, without a model call — whether the task
 wakes: only if it was waiting for these jobs, all of them are settled, later checklist items remain, and
-continuing is authorised (under autonomy "ask", a confirm card asks a person instead). A task stopped
+continuing is authorised (under autonomy "ask", a confirm card asks a person instead). A lightweight task whose
+result landed answers with a RESULT card naming it, and rests (agents/runtime/shortpath.py). A task stopped
 meanwhile keeps its state: nothing is recorded, nothing wakes.
 """
 
@@ -13,8 +14,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Subquery
 
 from agents.locks import task_qs_for_update
-from agents.models import Autonomy, ChecklistItem, ChecklistStatus, Task, TaskStatus, ToolCall, Turn
-from agents.services.cards import card_open_to_continue, task_wait_for_card
+from agents.models import Autonomy, ChecklistItem, ChecklistStatus, Task, TaskKind, TaskStatus, ToolCall, Turn
+from agents.services.cards import card_open_result, card_open_to_continue, result_artifacts, task_wait_for_card
 from agents.services.summaries import task_summary_write
 from agents.services.task_status import task_status_set
 from agents.services.turns import turn_start
@@ -89,6 +90,10 @@ def decide_after_jobs(task: Task) -> str:
         # A failed generation is the person's call: retrying would spend again.
         return _stop(task, TaskStatus.IDLE, "generation_failed")
     if not task.checklist.filter(status__in=OPEN).exists():
+        if task.kind == TaskKind.LIGHTWEIGHT:
+            # A quick request answers with its result, shown on a card: no model call, no further turn.
+            made = [{"artifact": job.artifact_id, "version": _version(job)} for job in jobs if job.artifact_id]
+            card_open_result(task, result_artifacts(task.workspace_id, made))
         return _stop(task, TaskStatus.DONE, "checklist_complete")
     if task.autonomy == Autonomy.ASK:
         # Going on by itself after a completion needs autonomy beyond "ask": a person confirms the next step.
@@ -105,6 +110,10 @@ def task_spending_approved(*, task_id: int) -> str:
         return "ignored"
     task.auto_turns = 0  # a person acted: the auto-continuation budget starts again
     return _continue(task, trigger="approved")
+
+
+def _version(job: GenerationJob) -> int | None:
+    return job.artifact_version.number if job.artifact_version is not None else None
 
 
 def _continue(task: Task, *, trigger: str) -> str:

@@ -54,6 +54,8 @@ function resolutionText(card) {
   if (action === "decline") return `Declined${by}`;
   if (action === "adjust") return `Asked for changes${by}: ${text || ""}`;
   if (action === "answer") return `Answered${by}: ${text || ""}`;
+  if (action === "iterate") return `Asked for another version${by}: ${text || ""}`;
+  if (action === "keep") return `Kept as a task${by}`;
   return `${action}${by}`;
 }
 
@@ -202,7 +204,9 @@ class Studio {
   }
 
   renderTasks() {
-    const tasks = [...this.tasks.values()].sort((a, b) => b.id - a.id);
+    // Quick (lightweight) tasks stay out of the list: their result is on its card in the chat and on the canvas.
+    // Known here only to name them; a promoted one (task.promoted) joins the list.
+    const tasks = [...this.tasks.values()].filter((t) => t.kind === "persistent").sort((a, b) => b.id - a.id);
     const focused = taskList.contains(document.activeElement) ? document.activeElement.closest("[data-task]")?.dataset.task : null;
     const opened = this.taskPanel?.taskId;
     taskList.replaceChildren(
@@ -269,6 +273,7 @@ class Studio {
       h("h2", { id: headingId, class: "card-title", tabindex: "-1", dir: "auto", text: card.title }),
       h("p", { class: "card-meta", text: `${card.kind} card · ${this.cardSubject(card)} · ${card.status}` }),
       card.body ? h("p", { class: "card-body", dir: "auto", text: card.body }) : null,
+      card.kind === "result" ? this.renderResult(card) : null,
     ];
     if (open) {
       const actions = h("div", { class: "card-actions", role: "group", "aria-label": `Answer: ${card.title}`, onkeydown: arrowsBetweenButtons });
@@ -277,15 +282,16 @@ class Studio {
           for (const option of card.options || []) {
             actions.append(h("button", { type: "button", dir: "auto", "data-action": "choose", "data-option": option.id, onclick: () => this.act(card, { action, option: option.id }) }, option.label || option.id));
           }
-        } else if (action === "adjust") {
-          const inputId = `card-${card.id}-adjust`;
+        } else if (action === "adjust" || action === "iterate") {
+          const inputId = `card-${card.id}-${action}`;
           const input = h("input", { id: inputId, type: "text", placeholder: "What should change?" });
+          const label = action === "adjust" ? "Adjust" : "Change";
           // A form of its own, so Enter in the text field sends the adjustment.
           actions.append(
             h("form", { class: "adjust", onsubmit: (e) => { e.preventDefault(); this.act(card, { action, text: input.value }); } },
-              h("label", { for: inputId, text: "Adjust" }),
+              h("label", { for: inputId, text: label }),
               input,
-              h("button", { type: "submit", "data-action": "adjust" }, labels.adjust || "Adjust")),
+              h("button", { type: "submit", "data-action": action }, labels[action] || label)),
           );
         } else {
           const label = labels[action] || action[0].toUpperCase() + action.slice(1);
@@ -300,13 +306,27 @@ class Studio {
     return h("li", { class: `msg task-card ${card.status}`, "data-card": String(card.id), "data-status": card.status, "aria-labelledby": headingId }, ...children);
   }
 
+  /** A quick request's result: each artifact it made, opened on the canvas from here. */
+  renderResult(card) {
+    const artifacts = (card.payload && card.payload.artifacts) || [];
+    return h(
+      "ul",
+      { class: "card-results" },
+      ...artifacts.map((a) =>
+        h("li", { "data-artifact": String(a.artifact) },
+          h("button", { type: "button", class: "link result-open", onclick: () => this.canvas.open(a.artifact).catch((e) => this.error(e)) },
+            h("bdi", { text: a.title }), ` · ${a.kind} v${a.version ?? "?"}`)),
+      ),
+    );
+  }
+
   async act(card, body) {
     const element = this.cards.get(card.id);
     const problem = element.querySelector(".error");
-    if (body.action === "adjust" && !(body.text || "").trim()) {
-      problem.textContent = "Say what should change, then press Adjust.";
+    if ((body.action === "adjust" || body.action === "iterate") && !(body.text || "").trim()) {
+      problem.textContent = `Say what should change, then press ${body.action === "adjust" ? "Adjust" : "Iterate"}.`;
       problem.hidden = false;
-      element.querySelector(`#card-${card.id}-adjust`)?.focus();
+      element.querySelector(`#card-${card.id}-${body.action}`)?.focus();
       return;
     }
     const hadFocus = element.contains(document.activeElement);
@@ -358,8 +378,11 @@ class Studio {
     if (kind === "main.message") {
       if (!this.messages.has(data.message)) this.api.get(`/messages/?limit=20`).then((page) => page.results.filter((m) => m.id === data.message).forEach((m) => this.showMessage(m)));
     } else if (kind === "task.created") {
-      this.tasks.set(data.task, { ...(this.tasks.get(data.task) || {}), id: data.task, title: data.title, status: "active", stop_reason: "" });
+      this.tasks.set(data.task, { ...(this.tasks.get(data.task) || {}), id: data.task, title: data.title, kind: data.kind, status: "active", stop_reason: "" });
       this.renderTasks();
+    } else if (kind === "task.promoted") {
+      const task = this.tasks.get(data.task);
+      if (task) { task.kind = data.kind; this.renderTasks(); } else this.loadTask(data.task);
     } else if (kind === "task.status") {
       const task = this.tasks.get(data.task) || { id: data.task, title: "" };
       Object.assign(task, { status: data.status, stop_reason: data.stop_reason, waiting_for: data.waiting_for });

@@ -1,0 +1,45 @@
+"""Promotion of a lightweight task to persistent (DESIGN §2, seed §2.2).
+
+A lightweight task is one quick result that stays out of the task list. When the person keeps iterating on it
+— a second follow-up, whatever path it comes by (Main, the task's inbox, a result card) — or keeps it on its
+result card, it becomes persistent: the same row, so its inbox, turns, checklist, cards and artifacts stay,
+and from then on it is listed and runs the full planning cycle.
+"""
+
+from agents.models import InboxMessage, InboxStatus, Task, TaskKind
+from workspace.services.events import event_append
+
+# The first message of a lightweight task is its brief; the person's second follow-up promotes it.
+PROMOTE_AFTER_FOLLOW_UPS = 1
+PERSON_SOURCES = ("person", "api_key")  # inbox sources that are the person's own words (not runtime notes)
+
+
+def task_follow_ups(task: Task) -> int:
+    """Messages the person sent the task after the one that started it."""
+    # A replaced message lives on as its replacement, a withdrawn one was taken back: neither is an iteration.
+    sent = InboxMessage.objects.filter(
+        task=task, source__in=PERSON_SOURCES, status__in=(InboxStatus.PENDING, InboxStatus.CONSUMED)
+    ).count()
+    return max(sent - 1, 0)
+
+
+def do_task_promote(task: Task, *, by: str) -> Task:
+    """Make a locked lightweight task persistent (the caller holds its row lock). Promoting twice changes nothing."""
+    if task.kind == TaskKind.PERSISTENT:
+        return task
+    task.kind = TaskKind.PERSISTENT
+    task.save(update_fields=["kind", "updated_at"])
+    event_append(
+        workspace_id=task.workspace_id,
+        kind="task.promoted",
+        data={"task": task.pk, "kind": task.kind, "by": by},
+    )
+    return task
+
+
+def do_task_promote_if_iterating(task: Task, *, by: str) -> Task:
+    """Before a person's message is added to a locked task: a lightweight task that already had its follow-up
+    is being iterated on again, so it is promoted first (its next turn plans like any persistent task)."""
+    if task.kind == TaskKind.LIGHTWEIGHT and task_follow_ups(task) >= PROMOTE_AFTER_FOLLOW_UPS:
+        return do_task_promote(task, by=by)
+    return task
