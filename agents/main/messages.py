@@ -16,7 +16,7 @@
    artifact answers to the same words.
 A clarification creates a card (the candidates plus "new task") and routes nothing until the person
 chooses (`main_clarification_apply`). A lightweight task the person keeps iterating on — a second
-follow-up — is promoted to persistent, keeping its inbox, turns and artifacts (agents/services/promotion.py,
+follow-up — is promoted to persistent, keeping its inbox, turns and artifacts (agents/services/lightweight.py,
 applied by the inbox to every message; `task_promote` promotes on request).
 
 Routing never grants execution rights: the task's runtime checks authorisation and budget on its own, and
@@ -52,9 +52,9 @@ from agents.services.card_actions import card_act, card_reply
 from agents.services.cards import card_open, card_resolve
 from agents.services.forgotten import Redactor
 from agents.services.inbox import message_post
+from agents.services.lightweight import PERSON_SOURCES, do_task_promote
 from agents.services.memory_feed import main_message_recorded
 from agents.services.memory_forget import memory_forget_ask
-from agents.services.promotion import PERSON_SOURCES, do_task_promote
 from agents.services.task_index import TaskIndex, task_duplicates_find, task_index_get
 from agents.services.tasks import task_create
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
@@ -247,7 +247,7 @@ def _deliver(
             router_chars=router_chars,
             card=card,
         )
-    # The inbox promotes a lightweight task the person keeps iterating on (agents/services/promotion.py).
+    # The inbox promotes a lightweight task the person keeps iterating on (agents/services/lightweight.py).
     inbox = message_post(access=message.access, task_id=task.pk, text=inbox_text or message.text)
     return _record(
         message,

@@ -28,6 +28,7 @@ from agents.models import (
     InboxMessage,
     InboxStatus,
     Task,
+    TaskKind,
     TaskStatus,
     Turn,
     TurnStatus,
@@ -173,6 +174,8 @@ def _tasks_with_unread_inbox():
         Task.objects.filter(pk__in=_unread_messages().values("task"))
         .exclude(status__in=[TaskStatus.PAUSED, TaskStatus.CANCELLED])
         .exclude(turns__status__in=ACTIVE_TURN_STATUSES)
+        # A quick task's message waits for the result being made (agents/services/lightweight.py).
+        .exclude(kind=TaskKind.LIGHTWEIGHT, status=TaskStatus.WAITING, waiting_for__type="jobs")
         .values_list("pk", flat=True)
         .distinct()
     )

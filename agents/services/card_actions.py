@@ -15,7 +15,7 @@ from agents.locks import card_qs_for_update, task_qs_for_update
 from agents.models import RUNTIME_NOTE, Card, CardKind, CardStatus, InboxMessage, Task, TaskStatus
 from agents.services.cards import ANSWER, card_allowed_actions, card_resolve, confirm_handler, quote_handler
 from agents.services.inbox import message_post
-from agents.services.promotion import do_task_promote
+from agents.services.lightweight import do_task_promote
 from agents.services.task_status import task_status_set
 from billing.services.approvals import approval_grant
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied

@@ -298,7 +298,7 @@ def card_open_result(task: Task, artifacts: list[dict[str, Any]], *, turn: Turn 
     """A lightweight task's answer (the task row is locked): its result, named, with what the person can do next.
 
     The artifacts stay ordinary artifacts (on the canvas, reachable from this card); the task stays out of the
-    task list unless the person keeps it or iterates on it again (agents/services/promotion.py). Opening it
+    task list unless the person keeps it or iterates on it again (agents/services/lightweight.py). Opening it
     withdraws the task's earlier open cards, an earlier result's included: that result was iterated on.
     """
     names = ", ".join(f"“{a['title']}” (#{a['artifact']}, v{a['version']})" for a in artifacts)

@@ -14,7 +14,18 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Subquery
 
 from agents.locks import task_qs_for_update
-from agents.models import Autonomy, ChecklistItem, ChecklistStatus, Task, TaskKind, TaskStatus, ToolCall, Turn
+from agents.models import (
+    RUNTIME_NOTE,
+    Autonomy,
+    ChecklistItem,
+    ChecklistStatus,
+    InboxStatus,
+    Task,
+    TaskKind,
+    TaskStatus,
+    ToolCall,
+    Turn,
+)
 from agents.services.cards import card_open_result, card_open_to_continue, result_artifacts, task_wait_for_card
 from agents.services.summaries import task_summary_write
 from agents.services.task_status import task_status_set
@@ -86,14 +97,12 @@ def decide_after_jobs(task: Task) -> str:
     # (its worker died right after the commit), and once the task stops waiting nothing would record it.
     for job in jobs:
         job_result_record(task=task, job=job)
+    if task.kind == TaskKind.LIGHTWEIGHT:
+        return _quick_result(task, jobs)
     if any(status != JobStatus.SUCCEEDED for status in awaited):
         # A failed generation is the person's call: retrying would spend again.
         return _stop(task, TaskStatus.IDLE, "generation_failed")
     if not task.checklist.filter(status__in=OPEN).exists():
-        if task.kind == TaskKind.LIGHTWEIGHT:
-            # A quick request answers with its result, shown on a card: no model call, no further turn.
-            made = [{"artifact": job.artifact_id, "version": _version(job)} for job in jobs if job.artifact_id]
-            card_open_result(task, result_artifacts(task.workspace_id, made))
         return _stop(task, TaskStatus.DONE, "checklist_complete")
     if task.autonomy == Autonomy.ASK:
         # Going on by itself after a completion needs autonomy beyond "ask": a person confirms the next step.
@@ -110,6 +119,25 @@ def task_spending_approved(*, task_id: int) -> str:
         return "ignored"
     task.auto_turns = 0  # a person acted: the auto-continuation budget starts again
     return _continue(task, trigger="approved")
+
+
+def _quick_result(task: Task, jobs: list[GenerationJob]) -> str:
+    """A quick request's result settled (task locked): it answers with a RESULT card naming what was made — no
+    model call, no further turn — or, if the job failed, rests saying so (retrying would spend again). A message
+    the person sent meanwhile was held for this moment (agents/services/lightweight.py): it starts the next step.
+    """
+    succeeded = [job for job in jobs if job.status == JobStatus.SUCCEEDED]
+    made = [{"artifact": job.artifact_id, "version": _version(job)} for job in succeeded]
+    if made:
+        card_open_result(task, result_artifacts(task.workspace_id, made))
+    if len(succeeded) < len(jobs):
+        outcome = _stop(task, TaskStatus.IDLE, "generation_failed")
+    else:
+        outcome = _stop(task, TaskStatus.DONE, "checklist_complete")
+    if task.inbox.filter(status=InboxStatus.PENDING).exclude(source=RUNTIME_NOTE).exists():
+        turn_start(task=task, trigger="message")
+        return "next_turn"
+    return outcome
 
 
 def _version(job: GenerationJob) -> int | None:

@@ -31,6 +31,7 @@ from agents.providers.base import ModelRequest
 from agents.providers.scripted import MODEL_NAME, ScriptedPlanner
 from agents.runtime.loop import turn_run
 from agents.runtime.shortpath import SHORT_TOOLS
+from agents.runtime.watchdog import watchdog_sweep
 from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus, SpendPolicy
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup
@@ -232,6 +233,38 @@ def test_it_iterates_and_keeps_through_the_result_card(access, planner, client_f
     assert Turn.objects.filter(task=task).count() == 2
     # and keeping it twice is refused like any resolved card
     assert_error(client.post(keep, {"action": "keep"}, format="json"), 409, "card_resolved")
+
+
+def test_it_holds_a_change_sent_while_the_result_is_made_until_it_lands(access, planner):
+    # given a quick request whose image is being made
+    message = main_message_post(access=access, text=GINGER_CAT)
+    task = message.task
+    run_queued_turns()
+    task.refresh_from_db()
+    assert (task.status, task.waiting_for["type"]) == (TaskStatus.WAITING, "jobs")
+    [first] = GenerationJob.objects.filter(task_id=task.pk)
+
+    # when alice asks for a change before it lands, and the watchdog sweeps
+    main_message_post(access=access, text="Make it fluffier", task_id=task.pk)
+    watchdog_sweep()
+
+    # then no turn starts for it meanwhile: the change waits for the result (no second copy of the first image)
+    assert not Turn.objects.filter(task=task, status=TurnStatus.QUEUED).exists()
+    assert GenerationJob.objects.filter(task_id=task.pk).count() == 1
+
+    # when the image lands, the result card opens and the change is made on it: a new version of the same artifact
+    settle(access, task)
+    task.refresh_from_db()
+    first.refresh_from_db()
+    assert task.status == TaskStatus.DONE and task.kind == TaskKind.LIGHTWEIGHT
+    second = GenerationJob.objects.filter(task_id=task.pk).exclude(pk=first.pk).get()
+    assert first.artifact_id is not None
+    assert (second.artifact_id, second.artifact_version.number) == (first.artifact_id, 2)
+    assert "fluffier" in second.prompt
+    assert [t.steps.count() for t in Turn.objects.filter(task=task).order_by("number")] == [1, 1]
+    assert len(planner.requests) == 2
+    assert Order.objects.filter(task_id=task.pk, status=OrderStatus.CAPTURED).count() == 2
+    assert Card.objects.filter(task=task, kind=CardKind.RESULT, status=CardStatus.OPEN).count() == 1
 
 
 def test_it_runs_one_call_of_a_model_that_proposes_more(access, script, workspace):

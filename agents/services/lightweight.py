@@ -1,12 +1,18 @@
-"""Promotion of a lightweight task to persistent (DESIGN §2, seed §2.2).
+"""Lightweight tasks: their promotion to persistent, and their messages held while the result is made (DESIGN
+§2, seed §2.2; their turns take the runtime's short path, agents/runtime/shortpath.py).
 
 A lightweight task is one quick result that stays out of the task list. When the person keeps iterating on it
 — a second follow-up, whatever path it comes by (Main, the task's inbox, a result card) — or keeps it on its
 result card, it becomes persistent: the same row, so its inbox, turns, checklist, cards and artifacts stay,
 and from then on it is listed and runs the full planning cycle.
+
+A message reaching a lightweight task while its result is being made ("make it fluffier" while the job runs)
+waits for that result: a short step started now would see no result to change and make the first one again.
+The job's settlement starts the next short step (agents/services/wakeups.py), which reads the message with the
+result made.
 """
 
-from agents.models import InboxMessage, InboxStatus, Task, TaskKind
+from agents.models import InboxMessage, InboxStatus, Task, TaskKind, TaskStatus
 from workspace.services.events import event_append
 
 # The first message of a lightweight task is its brief; the person's second follow-up promotes it.
@@ -43,3 +49,12 @@ def do_task_promote_if_iterating(task: Task, *, by: str) -> Task:
     if task.kind == TaskKind.LIGHTWEIGHT and task_follow_ups(task) >= PROMOTE_AFTER_FOLLOW_UPS:
         return do_task_promote(task, by=by)
     return task
+
+
+def result_in_progress(task: Task) -> bool:
+    """A lightweight task waiting for the job making its result: a new message waits for that result."""
+    return (
+        task.kind == TaskKind.LIGHTWEIGHT
+        and task.status == TaskStatus.WAITING
+        and (task.waiting_for or {}).get("type") == "jobs"
+    )
