@@ -30,7 +30,7 @@ from agents.models import (
 from agents.providers.base import ModelRequest
 from agents.providers.scripted import MODEL_NAME, ScriptedPlanner
 from agents.runtime.loop import turn_run
-from agents.runtime.shortpath import SHORT_TOOLS
+from agents.runtime.shortpath import SHORT_RULES, SHORT_TOOLS
 from agents.runtime.watchdog import watchdog_sweep
 from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus, SpendPolicy
 from billing.services.approvals import approval_grant
@@ -290,6 +290,7 @@ def test_it_runs_one_call_of_a_model_that_proposes_more(access, script, workspac
     task.refresh_from_db()
     assert len(model.requests) == 1
     assert {tool.name for tool in model.requests[0].tools} <= set(SHORT_TOOLS)
+    assert model.requests[0].messages[0] == {"role": "system", "content": SHORT_RULES}
     [step] = Step.objects.filter(turn__task=task)
     [call] = ToolCall.objects.filter(step=step)
     assert (call.name, call.input) == ("generate_image", {"prompt": "a ginger cat", "checklist_position": 1})
