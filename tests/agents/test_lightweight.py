@@ -302,6 +302,29 @@ def test_it_runs_one_call_of_a_model_that_proposes_more(access, script, workspac
     assert Card.objects.get(task=task).kind == CardKind.RESULT
 
 
+def test_it_cards_a_result_made_at_once(access, script):
+    # given a hosted model that writes the tagline a quick request asks for as a document
+    model = script([says("Here it is", ("write_document", {"title": "Tagline", "content": "Steeped in calm."}))])
+
+    # when the request runs
+    task = main_message_post(access=access, text="Write a tagline for my tea shop").task
+    settle(access, task)
+
+    # then one step made the document, the item is done and the result card names it, with nothing charged
+    task.refresh_from_db()
+    assert len(model.requests) == 1
+    assert (task.kind, task.status) == (TaskKind.LIGHTWEIGHT, TaskStatus.DONE)
+    document = Artifact.objects.get(workspace=task.workspace, kind="document")
+    [item] = ChecklistItem.objects.filter(task=task)
+    assert item.status == ChecklistStatus.DONE and item.artifacts[-1]["artifact"] == document.pk
+    [card] = Card.objects.filter(task=task)
+    assert card.kind == CardKind.RESULT
+    assert card.payload["artifacts"] == [
+        {"artifact": document.pk, "version": 1, "kind": "document", "title": "Tagline"}
+    ]
+    assert not Order.objects.filter(task_id=task.pk).exists()
+
+
 def test_it_keeps_the_confirmation_rules_on_the_short_path(access, planner, workspace, alice):
     # given a workspace that confirms every paid step
     SpendPolicy.objects.update_or_create(
