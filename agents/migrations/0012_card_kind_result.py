@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0009_task_basis'),
+        ('agents', '0011_flow_result_messages'),
     ]
 
     operations = [
