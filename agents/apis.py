@@ -173,8 +173,9 @@ class ArtifactVersionProvenanceApi(WorkspaceApi):
         description="How this version was made: the task, the person's request (the messages the step read, or "
         "the brief), the exact model lease (provider, model, base URL host), the tool calls of the step that made "
         "it with their results, the generation job, the human decisions (cards and who resolved them), the "
-        "charges keyed by call id, the earlier version and source artifacts it came from, and the memories the "
-        "step was shown. A person's own version says who wrote it. Anything forgotten is shown as removed. "
+        "charges keyed by call id, the earlier version and source artifacts it came from, the memories the "
+        "step was shown, and (`sources`) the creative guides its turn read before making it, with their versions. "
+        "A person's own version says who wrote it. Anything forgotten is shown as removed. "
         "Viewers may read; 404 for another workspace's or a deleted artifact, or a version that does not exist.",
         responses={200: serializers.ProvenanceOut, **error_responses(404)},
     )

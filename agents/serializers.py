@@ -616,8 +616,9 @@ class FlowRunRequestOut(FlowRunOut):
 
 class ContextLayerOut(serializers.Serializer):
     name = serializers.ChoiceField(
-        choices=["system", "tools", "profile", "summaries", "recall", "history", "tail", "input"],
-        help_text="Stable first: system, tools, profile and summaries make the prefix.",
+        choices=["system", "tools", "profile", "guides", "summaries", "recall", "history", "tail", "input"],
+        help_text="Stable first: system, tools, profile, guides (names and purposes), summaries and recall make the "
+        "prefix.",
     )
     tokens = serializers.IntegerField(help_text="Estimated tokens.")
     hash = serializers.CharField(help_text="SHA-256 of the layer's canonical JSON lines.")
@@ -794,6 +795,17 @@ class ProvenanceMemoryOut(serializers.Serializer):
     content = serializers.CharField(allow_blank=True)
 
 
+class ProvenanceGuideOut(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["guide"])
+    name = serializers.CharField()
+    version = serializers.IntegerField(help_text="The guide version read (GET …/guides/<name>/?version=).")
+    builtin = serializers.BooleanField()
+    artifact_id = serializers.IntegerField(allow_null=True, help_text="A workspace guide's document; null if built in.")
+    purpose = serializers.CharField(allow_blank=True)
+    call_id = serializers.CharField(help_text="The read_guide call that loaded it.")
+    read_at = serializers.DateTimeField(allow_null=True)
+
+
 class ProvenanceOut(serializers.Serializer):
     artifact = ProvenanceArtifactOut()
     made_by = serializers.ChoiceField(choices=["agent", "person", "system"])
@@ -808,3 +820,6 @@ class ProvenanceOut(serializers.Serializer):
     charges = ProvenanceChargeOut(many=True)
     derived_from = ProvenanceSourceOut(many=True)
     memories = ProvenanceMemoryOut(many=True, help_text="The long-term memories its step was shown.")
+    sources = ProvenanceGuideOut(
+        many=True, help_text="The creative guides its turn read before the step that made it, with their versions."
+    )

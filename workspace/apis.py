@@ -19,6 +19,7 @@ from workspace.authentication import ApiKeyPrincipal
 from workspace.flows.authoring import flow_create, flow_edit
 from workspace.models import ArtifactVersion, JobStatus, Role
 from workspace.services import collections as collection_services
+from workspace.services import guides as guide_services
 from workspace.services import workspaces as services
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_edit, document_write
@@ -598,3 +599,71 @@ class CollectionOrderApi(WorkspaceApi):
             workspace_id=access.workspace.pk, collection_id=collection_id, artifact_ids=data["artifacts"]
         )
         return Response(_collection_out(access, collection_id))
+
+
+# --- creative guides ------------------------------------------------------------------------------------------------
+
+
+def _guide_out(access, name: str, version: int | None = None) -> dict:
+    guide = selectors.guide_get(workspace_id=access.workspace.pk, name=name, version=version)
+    return serializers.GuideDetailOut(guide).data
+
+
+class GuideListCreateApi(WorkspaceApi):
+    serializer_class = serializers.GuideOut
+    pagination_class = None  # built-in and workspace guides, merged by name: a short list
+
+    @extend_schema(
+        operation_id="guides_list",
+        description="The guides this workspace's tasks can load, by name: its own, and the built-in ones no guide "
+        "of its own replaces. Names and purposes, without their text.",
+        responses={200: serializers.GuideOut(many=True), **error_responses(404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        return Response(serializers.GuideOut(selectors.guide_list(workspace_id=access.workspace.pk), many=True).data)
+
+    @extend_schema(
+        operation_id="guides_create",
+        description="Write a guide for this workspace: its text becomes version 1 of a document artifact. 409 "
+        "`guide_exists` for a name the workspace already uses. Editors and owners.",
+        request=serializers.GuideCreateIn,
+        responses={201: serializers.GuideDetailOut, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.GuideCreateIn, request.data)
+        guide = guide_services.guide_create(workspace_id=access.workspace.pk, **data, **_author(access))
+        return Response(_guide_out(access, guide.name), status=status.HTTP_201_CREATED)
+
+
+class GuideDetailApi(WorkspaceApi):
+    serializer_class = serializers.GuideDetailOut
+
+    @extend_schema(
+        operation_id="guides_retrieve",
+        description="A guide with its text, at its current version or `version`.",
+        parameters=[OpenApiParameter("version", int, description="An earlier version.")],
+        responses={200: serializers.GuideDetailOut, **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id, name):
+        access = self.access()
+        query = validated(serializers.GuideQueryIn, request.query_params.dict())
+        return Response(_guide_out(access, name, query.get("version")))
+
+    @extend_schema(
+        operation_id="guides_update",
+        description="Change a workspace guide's purpose and/or its text: the whole `content`, or `edits` (exact, "
+        "unique fragments), on `base_version` — a new version of its document; 409 `stale_version` when that is "
+        "no longer current, `fragment_not_found`… as for documents. 409 `builtin_guide` for a built-in guide "
+        "(write a guide of the same name instead). Editors and owners.",
+        request=serializers.GuideUpdateIn,
+        responses={200: serializers.GuideDetailOut, **error_responses(400, 403, 404, 409)},
+    )
+    def patch(self, request, workspace_id, name):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.GuideUpdateIn, request.data)
+        if "edits" in data:
+            data["edits"] = [dict(e) for e in data["edits"]]
+        guide_services.guide_update(workspace_id=access.workspace.pk, name=name, **data, **_author(access))
+        return Response(_guide_out(access, name))

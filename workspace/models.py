@@ -583,3 +583,60 @@ class AssetCollectionItem(models.Model):
 
     def __str__(self) -> str:
         return f"collection {self.collection_id} #{self.position}: artifact {self.artifact_id}"
+
+
+# --- creative guides (seed §10.1; issue 19 item 3) ---------------------------------------------------------------
+
+GUIDE_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"  # a slug: "poster-layout", "video-shot-list"
+MAX_GUIDE_NAME = 60
+MAX_GUIDE_PURPOSE = 200
+
+
+class BuiltinGuide(models.Model):
+    """One shipped version of a built-in guide (workspace/guides/builtin/*.md), the same for every workspace.
+
+    Rows are only ever added: `guides_sync` (run after every migrate) adds the next version of a guide whose file
+    changed, so an output's provenance can still name, and show, the version that informed it.
+    """
+
+    name = models.CharField(max_length=MAX_GUIDE_NAME)
+    version = models.PositiveIntegerField()
+    purpose = models.CharField(max_length=MAX_GUIDE_PURPOSE)
+    content = models.TextField()
+    digest = models.CharField(
+        max_length=64, help_text="SHA-256 of purpose and content: an unchanged file adds nothing."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="builtin_guide_unique_version"),
+            models.CheckConstraint(condition=Q(version__gt=0), name="builtin_guide_version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"built-in guide {self.name} v{self.version}"
+
+
+class Guide(models.Model):
+    """A guide written by the workspace's people: a name and a one-line purpose here, its text a document
+    artifact, versioned and edited like any document (workspace/services/documents.py). A workspace guide with
+    a built-in guide's name is the workspace's own version of it and replaces it for the workspace's tasks."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="guides")
+    name = models.CharField(max_length=MAX_GUIDE_NAME)
+    purpose = models.CharField(max_length=MAX_GUIDE_PURPOSE)
+    artifact = models.OneToOneField(Artifact, on_delete=models.CASCADE, related_name="guide")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="guide_unique_name")]
+
+    def __str__(self) -> str:
+        return f"guide {self.name} (workspace {self.workspace_id})"

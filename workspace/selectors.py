@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from lomote.kernel.exceptions import InvalidInput, NotFound, PermissionDenied
 from workspace.authentication import ApiKeyPrincipal
@@ -16,10 +16,12 @@ from workspace.models import (
     ArtifactVersion,
     AssetCollection,
     AssetCollectionItem,
+    BuiltinGuide,
     ChangeNotice,
     Event,
     FlowRun,
     GenerationJob,
+    Guide,
     Membership,
     Role,
     Workspace,
@@ -254,3 +256,68 @@ def collection_get(*, workspace_id: int, collection_id: int) -> AssetCollection:
     if collection is None:
         raise NotFound("Collection not found.")
     return collection
+
+
+# --- creative guides (workspace/services/guides.py) ----------------------------------------------------------------
+
+MAX_GUIDES_LISTED = 50  # what a task's context lists at most (names and purposes only)
+
+
+@dataclass(frozen=True)
+class GuideRef:
+    """A guide as a workspace sees it: its own, or a built-in one no guide of its own replaces."""
+
+    name: str
+    purpose: str
+    builtin: bool
+    version: int
+    artifact_id: int | None = None  # the document holding a workspace guide's text
+    content: str | None = None  # only when read
+
+
+def _builtin_latest() -> QuerySet[BuiltinGuide]:
+    newest = BuiltinGuide.objects.filter(name=OuterRef("name")).order_by("-version").values("version")[:1]
+    return BuiltinGuide.objects.filter(version=Subquery(newest))
+
+
+def _workspace_guides(workspace_id: int) -> QuerySet[Guide]:
+    return Guide.objects.filter(workspace_id=workspace_id, artifact__deleted_at__isnull=True).select_related("artifact")
+
+
+def guide_list(*, workspace_id: int) -> list[GuideRef]:
+    """Every guide the workspace's tasks can read, by name: its own, then built-in ones of other names."""
+    own = {
+        g.name: GuideRef(g.name, g.purpose, False, g.artifact.current_version, g.artifact_id)
+        for g in _workspace_guides(workspace_id)
+    }
+    shipped = {
+        b.name: GuideRef(b.name, b.purpose, True, b.version)
+        for b in _builtin_latest().exclude(name__in=list(own)).only("name", "purpose", "version")
+    }
+    return [guide for _, guide in sorted({**shipped, **own}.items())]
+
+
+def guide_index(*, workspace_id: int) -> list[tuple[str, str]]:
+    """(name, purpose) of the guides a task's context lists: no text, no version, so the list keeps its bytes
+    until a guide is added, renamed or given another purpose (agents/runtime/context.py)."""
+    return [(g.name, g.purpose) for g in guide_list(workspace_id=workspace_id)[:MAX_GUIDES_LISTED]]
+
+
+def guide_get(*, workspace_id: int, name: str, version: int | None = None) -> GuideRef:
+    """A guide with its text: the workspace's own of that name, else the built-in one; its current version unless
+    `version` is given. NotFound otherwise (`version_not_found` for a version it does not have)."""
+    own = _workspace_guides(workspace_id).filter(name=name).first() if isinstance(name, str) else None
+    if own is not None:
+        number = own.artifact.current_version if version is None else version
+        text = own.artifact.versions.filter(number=number).values_list("content", flat=True).first()
+        if text is None:
+            raise NotFound(f"This guide has no version {number}.", code="version_not_found")
+        return GuideRef(own.name, own.purpose, False, number, own.artifact_id, text)
+    shipped = BuiltinGuide.objects.filter(name=name)
+    shipped = shipped.filter(version=version) if version is not None else shipped.order_by("-version")
+    builtin = shipped.first()
+    if builtin is None:
+        if version is not None and BuiltinGuide.objects.filter(name=name).exists():
+            raise NotFound(f"This guide has no version {version}.", code="version_not_found")
+        raise NotFound("Guide not found.")
+    return GuideRef(builtin.name, builtin.purpose, True, builtin.version, None, builtin.content)

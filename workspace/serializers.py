@@ -434,3 +434,53 @@ class CollectionItemIn(StrictSerializer):
 
 class CollectionOrderIn(StrictSerializer):
     artifacts = _ids(help_text="Every artifact of the collection, once, in the new order.")
+
+
+# --- creative guides -----------------------------------------------------------------------------------------------
+
+
+class GuideOut(serializers.Serializer):
+    name = serializers.CharField()
+    purpose = serializers.CharField(help_text="One line: what the guide is for. Tasks see names and purposes only.")
+    builtin = serializers.BooleanField(help_text="Shipped with Lomote (read-only); else written in this workspace.")
+    version = serializers.IntegerField(help_text="The current version (or the one asked for).")
+    artifact_id = serializers.IntegerField(
+        allow_null=True, help_text="The document holding a workspace guide's text and versions; null when built in."
+    )
+
+
+class GuideDetailOut(GuideOut):
+    content = serializers.CharField(allow_blank=True, help_text="The guide's text (Markdown) at `version`.")
+
+
+class GuideQueryIn(StrictSerializer):
+    version = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
+
+
+class GuideCreateIn(StrictSerializer):
+    name = serializers.RegexField(
+        r"^[a-z0-9]+(?:-[a-z0-9]+)*$",
+        max_length=60,
+        help_text="Lower-case letters, digits and single hyphens: poster-layout. A built-in guide's name makes this "
+        "workspace's own version of it.",
+    )
+    purpose = serializers.CharField(max_length=200, help_text="One line: what kind of work the guide is for.")
+    content = serializers.CharField(max_length=100_000, trim_whitespace=False, help_text="The guide (Markdown).")
+
+
+class GuideUpdateIn(StrictSerializer):
+    purpose = serializers.CharField(max_length=200, required=False)
+    base_version = serializers.IntegerField(
+        min_value=1, max_value=2**31 - 1, required=False, help_text="The version a text change is based on."
+    )
+    content = serializers.CharField(max_length=100_000, trim_whitespace=False, required=False)
+    edits = FragmentEditIn(many=True, allow_empty=False, max_length=100, required=False)
+
+    def validate(self, attrs):
+        if not ({"purpose", "content", "edits"} & set(attrs)):
+            raise serializers.ValidationError("Give a new purpose, new content or edits.")
+        if "content" in attrs and "edits" in attrs:
+            raise serializers.ValidationError({"edits": ["Give the whole new content or edits, not both."]})
+        if ("content" in attrs or "edits" in attrs) and "base_version" not in attrs:
+            raise serializers.ValidationError({"base_version": ["Name the version your change is based on."]})
+        return attrs

@@ -66,5 +66,7 @@ urlpatterns = [
     path(COLLECTION + "items/", apis.CollectionItemsApi.as_view(), name="collection-items"),
     path(COLLECTION + "items/<id:artifact_id>/", apis.CollectionItemDetailApi.as_view(), name="collection-item"),
     path(COLLECTION + "order/", apis.CollectionOrderApi.as_view(), name="collection-order"),
+    path("workspaces/<id:workspace_id>/guides/", apis.GuideListCreateApi.as_view(), name="guide-list"),
+    path("workspaces/<id:workspace_id>/guides/<slug:name>/", apis.GuideDetailApi.as_view(), name="guide-detail"),
     path("webhooks/generation/<slug:provider>/", views.generation_webhook, name="generation-webhook"),
 ]

@@ -50,6 +50,11 @@ shortpath.py) skips all that: one call to the tool that makes the result — fro
 made and the person asks for a change, a new version of it ("make it fluffier"), or another kind of work from it
 ("now animate it": a video starting from the image) — else a short answer saying why nothing was made.
 
+Creative guides: before work starts on items of a kind a listed guide covers (agents/providers/guide_match.py
+matches the work against the guides' names and purposes), the planner reads that guide with `read_guide` — with
+the plan, with `load_tools`, or as its own step just before the generation — once per turn, so what the turn makes
+next has the guide among its sources. Work no guide covers reads none.
+
 Items "in progress" are never started again by the planner: a job is in flight or an earlier outcome needs
 checking, and repeating a paid action is exactly what must not happen.
 """
@@ -64,6 +69,7 @@ from agents.language import content_terms, fold, stem
 from agents.models import ProviderKind
 from agents.providers.base import ONE_RESULT_MODE, ModelRequest, ModelResponse, ToolCallIntent, Usage
 from agents.providers.goal_change import goal_change
+from agents.providers.guide_match import guides_for
 from agents.providers.skeleton import skeleton
 from agents.providers.task_requests import (
     AddRequest,
@@ -402,6 +408,7 @@ WORDS: dict[str, dict[str, str]] = {
         "no_image_prompt": "I found no image for “{query}”, so {item} starts from its prompt alone.",
         "one_result": "I am making “{title}” with {tool}.",
         "one_revision": "I am making a new version of artifact {artifact} with {tool}: {change}.",
+        "reading_guides": "I am reading the guide {names} before starting this work.",
     },
     "fr": {
         "intro": "Planificateur scripté de Lomote (pas un LLM) :",
@@ -517,6 +524,7 @@ WORDS: dict[str, dict[str, str]] = {
         "no_image_prompt": "je n’ai trouvé aucune image pour « {query} » : {item} part de sa seule description.",
         "one_result": "je crée « {title} » avec {tool}.",
         "one_revision": "je fais une nouvelle version de l’artefact {artifact} avec {tool} : {change}.",
+        "reading_guides": "je lis le guide {names} avant de commencer ce travail.",
     },
 }
 # A kind's name for a title when no noun of the request names it ("animate the photo" is a video).
@@ -878,9 +886,35 @@ class _Planner:
         self.step = int(state.get("step_index") or 0)
         self.visible = visible
         self.mode = state.get("mode") or ""
+        self.guides: list[dict[str, Any]] = [g for g in state.get("guides") or [] if isinstance(g, dict)]
+        self.guides_read = {str(g.get("name")) for g in state.get("guides_read") or [] if isinstance(g, dict)}
 
     def can(self, tool: str) -> bool:
         return tool in self.visible
+
+    # -- creative guides --
+
+    def guides_needed(self, works: list[tuple[str, "Strategy | None"]]) -> list[str]:
+        """The guides the work about to start calls for that this turn has not read yet (none when read_guide is not
+        offered, or a read was just tried: a failed read is not retried in a loop)."""
+        if not self.guides or not self.can("read_guide") or any(r.get("name") == "read_guide" for r in self.results):
+            return []
+        needed: list[str] = []
+        for text, strategy in works:
+            if strategy is not None and strategy.prose:
+                continue  # prose is not written here (see `ask_about_prose`)
+            for name in guides_for(text, self.guides, planner_kind=strategy.kind if strategy else None):
+                if name not in self.guides_read and name not in needed:
+                    needed.append(name)
+        return needed
+
+    def reading(self, names: list[str]) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+        line = self.words["reading_guides"].format(names=", ".join(names))
+        return line, [("read_guide", {"name": name}) for name in names]
+
+    def item_work(self, item: dict[str, Any]) -> tuple[str, "Strategy | None"]:
+        """What an item makes, in words a guide can be matched on: its title and the request that added it."""
+        return f"{item.get('title') or ''}. {request_of(item) or ''}", self.strategy_for(item)
 
     # -- helpers --
 
@@ -1308,7 +1342,13 @@ class _Planner:
         if self.can("read_task_state"):
             calls.append(("read_task_state", {}))
         calls.append(("update_checklist", {"items": [{"title": t, "needs_confirmation": False} for t in titles]}))
-        return Decision([*said, w["planning"].format(n=len(titles)), *listing], calls)
+        lines = [*said, w["planning"].format(n=len(titles)), *listing]
+        needed = self.guides_needed([(f"{self.task.get('title') or ''}. {source}", classify(source))])
+        if needed:
+            line, reads = self.reading(needed)
+            lines.append(line)
+            calls += reads
+        return Decision(lines, calls)
 
     def series_count(self, source: str, noun: str) -> tuple[int, "list[str] | Decision"]:
         """How many of a series with no number to make: the number the person gave on the card (or typed), else
@@ -1407,12 +1447,21 @@ class _Planner:
                 if strategy.domain not in to_load:
                     to_load.append(strategy.domain)
         loaded_just_now = any(r.get("name") == "load_tools" for r in self.results)
+        starting = [i for i, _ in actionable if CHOOSE_MARK not in str(i.get("evidence") or "")]
+        needed = self.guides_needed([self.item_work(i) for i in [*starting, *waiting]])
         if to_load and self.can("load_tools") and not loaded_just_now:
             domains = ", ".join(DOMAIN_NAMES[self.lang].get(d, d) for d in to_load)
-            return Decision(
-                [w["loading"].format(items=self.items_label(waiting), domains=domains)],
-                [("load_tools", {"domain": d}) for d in to_load],
-            )
+            lines = [w["loading"].format(items=self.items_label(waiting), domains=domains)]
+            calls = [("load_tools", {"domain": d}) for d in to_load]
+            if needed:  # read with the tools: one step for both
+                line, reads = self.reading(needed)
+                lines.append(line)
+                calls += reads
+            return Decision(lines, calls)
+        if needed and starting:
+            # Before the first output of this turn that the guide covers: its text informs what is made next.
+            line, reads = self.reading(needed)
+            return Decision([line], reads)
         # A video waiting for the person to choose the image it starts from is not started meanwhile.
         choosing = [i for i, _ in actionable if CHOOSE_MARK in str(i.get("evidence") or "")]
         actionable = [(i, s) for i, s in actionable if i not in choosing]

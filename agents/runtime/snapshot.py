@@ -1,9 +1,9 @@
 """Everything a decision reads about its task, in ONE statement (DESIGN §3, §7; issue 17).
 
 A step's context needs the task row, its pending inbox, checklist, open cards, undelivered change notices,
-spending and budget, the workspace's current profile and its forgotten terms. Through the ORM that is nine
-round trips and a read-only transaction around them; here it is one SELECT whose subqueries all read the same
-snapshot, so it needs no transaction of its own (autocommit: one statement, one consistent view).
+spending and budget, the workspace's current profile, its forgotten terms and the guides it can load. Through the
+ORM that is ten round trips and a read-only transaction around them; here it is one SELECT whose subqueries all read
+the same snapshot, so it needs no transaction of its own (autocommit: one statement, one consistent view).
 
 Raw SQL because the ORM cannot nest these aggregates as JSON into one row. Table and column names come from
 the models' meta; only values are parameters. On another database (SQLite in local runs) the same facts are
@@ -25,8 +25,8 @@ from billing.selectors import task_spending
 from memory.models import ForgottenTerm, ProfileEntry, ProfileVersion
 from memory.services.forget import forgotten_terms_of
 from memory.services.profile import profile_current
-from workspace.models import ChangeNotice
-from workspace.selectors import notices_pending
+from workspace.models import Artifact, BuiltinGuide, ChangeNotice, Guide
+from workspace.selectors import MAX_GUIDES_LISTED, guide_index, notices_pending
 
 MAX_OPEN_CARDS = 10
 MAX_NOTICES = 20
@@ -43,6 +43,7 @@ class TaskSnapshot:
     profile_number: int = 0
     profile_entries: list[tuple[str, int | None]] = field(default_factory=list)  # (text, memory version id)
     forgotten_terms: frozenset[str] = frozenset()
+    guides: list[tuple[str, str]] = field(default_factory=list)  # (name, purpose) of the guides it can load
 
 
 def task_snapshot(task_id: int) -> TaskSnapshot:
@@ -101,7 +102,19 @@ def _snapshot_sql() -> str:
                  (SELECT json_agg(json_build_array(e.text, e.version_id) ORDER BY e.position)
                     FROM {_t(ProfileEntry)} e WHERE e.profile_id = p.id))
          FROM {_t(ProfileVersion)} p WHERE p.workspace_id = t.workspace_id ORDER BY p.number DESC LIMIT 1),
-      (SELECT array_agg(f.term) FROM {_t(ForgottenTerm)} f WHERE f.workspace_id = t.workspace_id)
+      (SELECT array_agg(f.term) FROM {_t(ForgottenTerm)} f WHERE f.workspace_id = t.workspace_id),
+      -- workspace.selectors.guide_index: the workspace's own guides, and the latest built-in ones of other names
+      (SELECT json_agg(json_build_array(x.name, x.purpose) ORDER BY x.name COLLATE "C")
+         FROM (SELECT u.name, u.purpose FROM (
+                 SELECT g.name, g.purpose FROM {_t(Guide)} g JOIN {_t(Artifact)} a ON a.id = g.artifact_id
+                  WHERE g.workspace_id = t.workspace_id AND a.deleted_at IS NULL
+                 UNION ALL
+                 SELECT b.name, b.purpose FROM {_t(BuiltinGuide)} b
+                  WHERE b.version = (SELECT max(b2.version) FROM {_t(BuiltinGuide)} b2 WHERE b2.name = b.name)
+                    AND NOT EXISTS (SELECT 1 FROM {_t(Guide)} g2 JOIN {_t(Artifact)} a2 ON a2.id = g2.artifact_id
+                                     WHERE g2.workspace_id = t.workspace_id AND g2.name = b.name
+                                       AND a2.deleted_at IS NULL)
+               ) u ORDER BY u.name COLLATE "C" LIMIT {MAX_GUIDES_LISTED}) x)
     FROM {_t(Task)} t WHERE t.id = %(task)s
     """  # noqa: S608 - names from model meta, values are parameters
 
@@ -135,7 +148,7 @@ def _pg_snapshot(task_id: int) -> TaskSnapshot:
     attnames, _ = _task_columns()
     n = len(attnames)
     task = model_from_row(Task, attnames, row[:n])
-    inbox, checklist, cards, notices, orders, remaining, profile, terms = row[n:]
+    inbox, checklist, cards, notices, orders, remaining, profile, terms, guides = row[n:]
     spent, held = _json(orders)
     number, entries = _json(profile) or (0, None)
     return TaskSnapshot(
@@ -148,6 +161,7 @@ def _pg_snapshot(task_id: int) -> TaskSnapshot:
         profile_number=number,
         profile_entries=[(text, version) for text, version in entries or []],
         forgotten_terms=frozenset(terms or ()),
+        guides=[(name, purpose) for name, purpose in _json(guides) or []],
     )
 
 
@@ -189,4 +203,5 @@ def _orm_snapshot(task: Task) -> TaskSnapshot:
         profile_number=profile.number,
         profile_entries=[(entry.text, entry.version_id) for entry in profile.entries],
         forgotten_terms=forgotten_terms_of(task.workspace_id),
+        guides=guide_index(workspace_id=task.workspace_id),
     )

@@ -1,6 +1,6 @@
 """How an artifact version was made (issue 16 item 4): its task, the person's request, the exact model lease,
-the tool calls of the step that made it and their results, the human decisions, the charges, what it came from
-and the long-term memories its step was shown.
+the tool calls of the step that made it and their results, the human decisions, the charges, what it came from,
+the long-term memories its step was shown and the creative guides its turn read before making it (its sources).
 
 Read-only and scoped to the caller's workspace: another workspace's artifact, a deleted artifact or a version that
 does not exist is NotFound. Everything a person asked to forget is shown as removed (agents/services/forgotten.py),
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from agents.models import Card, InboxMessage, MainMessage, Task, ToolCall
+from agents.models import Card, InboxMessage, MainMessage, Task, ToolCall, ToolCallStatus
 from agents.services.forgotten import Redactor
 from billing.models import Order
 from memory.models import MemoryVersion, VersionStatus
@@ -40,6 +40,7 @@ class Provenance:
     charges: list[dict[str, Any]]
     derived_from: list[dict[str, Any]]
     memories: list[dict[str, Any]]
+    sources: list[dict[str, Any]]
 
 
 def _username(user) -> str | None:
@@ -200,6 +201,33 @@ def _memories(step, workspace_id: int) -> list[dict[str, Any]]:
     return shown
 
 
+def _guides_read(step) -> list[dict[str, Any]]:
+    """The creative guides its turn read (agents/tools/guides.py) at steps before the one that made the version:
+    the decision that made it had their text in its context. Once per guide version, in the order read."""
+    calls = ToolCall.objects.filter(
+        turn_id=step.turn_id, name="read_guide", status=ToolCallStatus.DONE, step__index__lt=step.index
+    ).order_by("step__index", "index")[:MAX_CALLS]
+    found: dict[tuple, dict[str, Any]] = {}
+    for call in calls:
+        result = call.result if isinstance(call.result, dict) else {}
+        if not isinstance(result.get("name"), str) or not isinstance(result.get("version"), int):
+            continue
+        found.setdefault(
+            (result["name"], result["version"]),
+            {
+                "kind": "guide",
+                "name": result["name"],
+                "version": result["version"],
+                "builtin": bool(result.get("builtin")),
+                "artifact_id": result.get("artifact_id") if isinstance(result.get("artifact_id"), int) else None,
+                "purpose": str(result.get("purpose") or ""),
+                "call_id": call.call_id,
+                "read_at": call.finished_at,
+            },
+        )
+    return list(found.values())
+
+
 def _call(call: ToolCall, redact: Redactor) -> dict[str, Any]:
     return {
         "call_id": call.call_id,
@@ -317,4 +345,5 @@ def version_provenance(*, access: Access, artifact_id: int, number: int) -> Prov
         charges=charges,
         derived_from=_derived_from(version, job, workspace_id),
         memories=_memories(step, workspace_id) if step is not None else [],
+        sources=_guides_read(step) if step is not None else [],
     )

@@ -10,6 +10,7 @@ from agents.tools.documents import EditDocument, WriteDocument
 from agents.tools.flows import EditFlowNodes, RunFlow
 from agents.tools.generation import Generate3D, GenerateImage, GenerateVideo
 from agents.tools.goals import ReviseGoal
+from agents.tools.guides import ReadGuide
 from agents.tools.readback import ReadHistory, ReadToolResult
 
 TOOLS: tuple[type[Tool], ...] = (
@@ -23,6 +24,7 @@ TOOLS: tuple[type[Tool], ...] = (
     ReadToolResult,
     ReadHistory,
     ReviseGoal,
+    ReadGuide,
     # image, video, 3d
     GenerateImage,
     GenerateVideo,

@@ -447,12 +447,13 @@ def test_it_drives_a_real_turn_offline_to_a_quote_for_the_plan(task):
     turn = rt.start_turn(task)
     # when the runtime runs the turn
     outcome = turn_run(turn_id=turn.pk, generation=1)
-    # then the planner planned, loaded the image tools and asked for the posters through real tool calls;
-    # the plan's total needs a person's approval, so the task waits for it with nothing spent
+    # then the planner planned (reading the built-in poster guide with the plan), loaded the image tools and asked
+    # for the posters through real tool calls; the plan's total needs a person's approval, so the task waits for it
+    # with nothing spent
     steps = list(Step.objects.filter(turn=turn).order_by("index"))
     names = [[c.name for c in ToolCall.objects.filter(step=s).order_by("index")] for s in steps]
     assert names == [
-        ["read_task_state", "update_checklist"],
+        ["read_task_state", "update_checklist", "read_guide"],
         ["load_tools"],
         ["update_checklist", "generate_image", "generate_image", "generate_image"],
     ]

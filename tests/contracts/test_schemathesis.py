@@ -71,6 +71,7 @@ def _config(world: World, base_url: str) -> dict:
             "path.node_id": "brief",
             "path.memory_id": ids["memory"],
             "path.collection_id": ids["collection"],
+            "path.name": ids["guide"],
         },
         "operations": [
             at(f"DELETE {WORKSPACE}", workspace_id=ids["doomed_workspace"]),

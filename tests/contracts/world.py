@@ -26,6 +26,7 @@ from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
 from workspace.services.collections import collection_create
 from workspace.services.documents import document_write
+from workspace.services.guides import guide_create
 from workspace.services.workspaces import api_key_create, membership_add, workspace_create
 
 FLOW = {
@@ -43,7 +44,7 @@ FLOW = {
 class World:
     token: str
     workspace: int
-    ids: dict[str, int] = field(default_factory=dict)
+    ids: dict[str, int | str] = field(default_factory=dict)
 
 
 def _user(username: str):
@@ -132,6 +133,11 @@ def seed() -> World:
     )
     doomed_collection = collection_create(workspace_id=workspace.pk, name="Collection to delete")
 
+    # A guide of the workspace's own, beside the built-in ones (guides are addressed by name).
+    guide = guide_create(
+        workspace_id=workspace.pk, name="festival-style", purpose="The festival's house style.", content="# Style\n"
+    )
+
     return World(
         token=Token.objects.create(user=alice).key,
         workspace=workspace.pk,
@@ -161,5 +167,6 @@ def seed() -> World:
             "memory": memory.pk,
             "collection": collection.pk,
             "doomed_collection": doomed_collection.pk,
+            "guide": guide.name,
         },
     )

@@ -32,12 +32,14 @@ from workspace.models import (
     FlowNodeRun,
     FlowRun,
     FlowRunStatus,
+    Guide,
     Membership,
     NodeStatus,
     Role,
     Workspace,
 )
 from workspace.services.collections import collection_create
+from workspace.services.guides import guide_create
 from workspace.services.workspaces import workspace_create
 
 RUNNABLE_FLOW = {
@@ -80,6 +82,8 @@ class Endpoint:
             kwargs["collection_id"] = world.collection.pk if target_id is None else target_id
             if self.target == "collection_item":
                 kwargs["artifact_id"] = world.artifact.pk
+        elif self.target == "guide":  # guides are addressed by name; an id stands for a name nobody uses
+            kwargs["name"] = world.guide.name if target_id is None else str(target_id)
         elif self.target in ("artifact", "artifact_file"):
             kwargs["artifact_id"] = world.artifact.pk if target_id is None else target_id
             if self.target == "artifact_file":
@@ -183,6 +187,16 @@ COLLECTION_ORDER_PUT = Endpoint(
     body=lambda w: {"artifacts": [w.flow.pk, w.artifact.pk]}, role="editor",
 )  # fmt: skip
 
+GUIDES_GET = Endpoint("guides GET", "get", "guide-list")
+GUIDES_POST = Endpoint(
+    "guides POST", "post", "guide-list", body={"name": "mood-board", "purpose": "Mood boards.", "content": "# Mood\n"},
+    role="editor",
+)  # fmt: skip
+GUIDE_GET = Endpoint("guide GET", "get", "guide-detail", target="guide")
+GUIDE_PATCH = Endpoint(
+    "guide PATCH", "patch", "guide-detail", target="guide", body={"purpose": "Our house rules, shorter."}, role="editor"
+)
+
 # fmt: off
 # Expected status per caller. 403 always means `role_required`; 404 always means "as if it did not exist".
 MATRIX = [
@@ -223,6 +237,10 @@ MATRIX = [
     (COLLECTION_ITEMS_POST, 404,  403,   200,   200,  403,       200,       404),
     (COLLECTION_ITEM_DELETE, 404, 403,   200,   200,  403,       200,       404),
     (COLLECTION_ORDER_PUT, 404,   403,   200,   200,  403,       200,       404),
+    (GUIDES_GET,         404,     200,   200,   200,  200,       200,       404),
+    (GUIDES_POST,        404,     403,   201,   201,  403,       201,       404),
+    (GUIDE_GET,          404,     200,   200,   200,  200,       200,       404),
+    (GUIDE_PATCH,        404,     403,   200,   200,  403,       200,       404),
 ]
 # fmt: on
 
@@ -271,7 +289,14 @@ def world(workspace, alice, bob, carol, dave, make_user):
         collection_create(workspace_id=w.pk, name="Pack", artifact_ids=[a.pk, f.pk])
         for w, a, f in ((workspace, artifact, flow), (other, other_artifact, other_flow))
     )
+    # and a guide of its own in each (names differ: a name one workspace uses says nothing about the other)
+    guide, other_guide = (
+        guide_create(workspace_id=w.pk, name=name, purpose="House rules.", content="# Rules\n")
+        for w, name in ((workspace, "house-rules"), (other, "dave-rules"))
+    )
     return SimpleNamespace(
+        guide=guide,
+        other_guide=other_guide,
         collection=collection,
         other_collection=other_collection,
         document=document,
@@ -397,6 +422,10 @@ def _effect_of(endpoint: Endpoint, world) -> bool:
     if endpoint is COLLECTION_ORDER_PUT:
         order = world.collection.items.order_by("position").values_list("artifact_id", flat=True)
         return list(order) == [world.flow.pk, world.artifact.pk]
+    if endpoint is GUIDES_POST:
+        return Guide.objects.filter(workspace=world.workspace, name="mood-board").exists()
+    if endpoint is GUIDE_PATCH:
+        return Guide.objects.get(pk=world.guide.pk).purpose == "Our house rules, shorter."
     raise AssertionError(f"no effect listed for {endpoint.name}")
 
 
@@ -418,7 +447,7 @@ def test_it_persists_what_the_owner_is_allowed_to_do(world, client_as, endpoint)
 @pytest.mark.parametrize("endpoint", [e for e in WORKSPACE_ENDPOINTS if e.target], ids=lambda e: e.name)
 def test_it_hides_objects_of_another_workspace_behind_the_same_404(world, client_as, endpoint):
     # given an id that exists, but in dave's workspace, and an id that exists nowhere
-    foreign_id = {
+    theirs = {
         "member": world.other_membership,
         "api_key": world.other_key,
         "job": world.other_job,
@@ -430,7 +459,9 @@ def test_it_hides_objects_of_another_workspace_behind_the_same_404(world, client
         "failed_node": world.other_flow_run,
         "collection": world.other_collection,
         "collection_item": world.other_collection,
-    }[endpoint.target].pk
+        "guide": world.other_guide,
+    }[endpoint.target]
+    foreign_id = theirs.name if endpoint.target == "guide" else theirs.pk
     before = snapshot()
 
     # when the owner of the shared workspace asks for both through the shared workspace's URL
