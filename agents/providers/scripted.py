@@ -69,7 +69,7 @@ from agents.language import content_terms, fold, stem
 from agents.models import ProviderKind
 from agents.providers.base import ONE_RESULT_MODE, ModelRequest, ModelResponse, ToolCallIntent, Usage
 from agents.providers.goal_change import goal_change
-from agents.providers.guide_match import guides_for
+from agents.providers.guide_match import guides_for, kinds_of
 from agents.providers.skeleton import skeleton
 from agents.providers.task_requests import (
     AddRequest,
@@ -408,7 +408,8 @@ WORDS: dict[str, dict[str, str]] = {
         "no_image_prompt": "I found no image for “{query}”, so {item} starts from its prompt alone.",
         "one_result": "I am making “{title}” with {tool}.",
         "one_revision": "I am making a new version of artifact {artifact} with {tool}: {change}.",
-        "reading_guides": "I am reading the guide {names} before starting this work.",
+        "reading_guide": "I am reading the guide {names} before starting this work.",
+        "reading_guides": "I am reading the guides {names} before starting this work.",
     },
     "fr": {
         "intro": "Planificateur scripté de Lomote (pas un LLM) :",
@@ -524,7 +525,8 @@ WORDS: dict[str, dict[str, str]] = {
         "no_image_prompt": "je n’ai trouvé aucune image pour « {query} » : {item} part de sa seule description.",
         "one_result": "je crée « {title} » avec {tool}.",
         "one_revision": "je fais une nouvelle version de l’artefact {artifact} avec {tool} : {change}.",
-        "reading_guides": "je lis le guide {names} avant de commencer ce travail.",
+        "reading_guide": "je lis le guide {names} avant de commencer ce travail.",
+        "reading_guides": "je lis les guides {names} avant de commencer ce travail.",
     },
 }
 # A kind's name for a title when no noun of the request names it ("animate the photo" is a video).
@@ -909,12 +911,16 @@ class _Planner:
         return needed
 
     def reading(self, names: list[str]) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
-        line = self.words["reading_guides"].format(names=", ".join(names))
+        line = self.words["reading_guides" if len(names) > 1 else "reading_guide"].format(names=", ".join(names))
         return line, [("read_guide", {"name": name}) for name in names]
 
     def item_work(self, item: dict[str, Any]) -> tuple[str, "Strategy | None"]:
-        """What an item makes, in words a guide can be matched on: its title and the request that added it."""
-        return f"{item.get('title') or ''}. {request_of(item) or ''}", self.strategy_for(item)
+        """What an item makes, in words a guide can be matched on: its title and the request that added it, and the
+        brief when they name no kind of work (a listed item titled "Jazz" in a brief for posters)."""
+        text = f"{item.get('title') or ''}. {request_of(item) or ''}"
+        if not kinds_of(text):
+            text = f"{text}. {self.task.get('brief') or ''}"
+        return text, self.strategy_for(item)
 
     # -- helpers --
 

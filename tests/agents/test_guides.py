@@ -187,6 +187,30 @@ def test_the_planner_reads_a_guide_once_per_turn_before_the_work_starts():
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("brief", "language"),
+    [
+        ("Posters for our nights:\n- Jazz night\n- Blues brunch", "en"),
+        ("Des affiches pour nos soirées :\n- Soirée jazz\n- Brunch blues", "fr"),
+    ],
+)
+def test_listed_items_that_name_no_kind_are_matched_through_the_brief(brief, language):
+    titles = [line[2:] for line in brief.splitlines()[1:]]
+    pending = [
+        {"position": n, "title": t, "status": "pending", "needs_confirmation": False} for n, t in enumerate(titles, 1)
+    ]
+    calls = plan(
+        brief,
+        guides=builtin_guides(),
+        language=language,
+        checklist=pending,
+        tools=(*BASE_TOOLS, "read_guide", "generate_image"),
+        step_index=3,
+    )
+    assert calls == [("read_guide", {"name": "poster-layout"})]
+
+
+@pytest.mark.django_db
 def test_a_failed_read_is_not_retried_in_a_loop():
     pending = [{"position": 1, "title": "Retro poster 1 of 1", "status": "pending", "needs_confirmation": False}]
     failed = [{"call_id": "1:2:0", "name": "read_guide", "status": "failed", "result": None, "error": {"code": "x"}}]
