@@ -6,8 +6,10 @@ from workspace.models import (
     ArtifactVersion,
     AssetCollection,
     AssetCollectionItem,
+    BuiltinGuide,
     Event,
     GenerationJob,
+    Guide,
     Membership,
     WebhookDelivery,
     Workspace,
@@ -196,3 +198,31 @@ class AssetCollectionAdmin(admin.ModelAdmin):
     @admin.display(description="Artifacts")
     def item_count(self, collection):
         return collection.items.count()
+
+
+@admin.register(BuiltinGuide)
+class BuiltinGuideAdmin(admin.ModelAdmin):
+    """Shipped with the code (workspace/builtin_guides/): read-only here, a changed file is the next version."""
+
+    list_display = ["name", "version", "purpose", "created_at"]
+    search_fields = ["name", "purpose"]
+    readonly_fields = ["name", "version", "purpose", "content", "digest", "created_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Guide)
+class GuideAdmin(admin.ModelAdmin):
+    """A workspace's guide: its text and versions are its document artifact's."""
+
+    list_display = ["name", "workspace", "purpose", "artifact", "updated_at"]
+    search_fields = ["name", "purpose", "workspace__name"]
+    list_select_related = ["workspace", "artifact"]
+    readonly_fields = ["workspace", "name", "artifact", "created_by", "created_at", "updated_at"]
+
+    def has_add_permission(self, request):
+        return False  # written through the API, which versions the text and records the event

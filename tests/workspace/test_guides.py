@@ -332,3 +332,15 @@ def test_a_deleted_guide_document_frees_its_name(workspace, alice, moodboard):
     assert again.artifact_id != moodboard.artifact_id
     assert ArtifactVersion.objects.filter(artifact_id=moodboard.artifact_id).exists()
     assert guide_get(workspace_id=workspace.pk, name="mood-board").content == "# Again\n"
+
+
+def test_operators_see_guides_in_the_admin_read_only(admin_client, moodboard):
+    builtin = BuiltinGuide.objects.get(name="poster-layout", version=1)
+    assert admin_client.get("/admin/workspace/builtinguide/").status_code == 200
+    page = admin_client.get(f"/admin/workspace/builtinguide/{builtin.pk}/change/")
+    assert page.status_code == 200 and "Poster layout" in page.content.decode()
+    assert admin_client.get("/admin/workspace/guide/").status_code == 200
+    assert admin_client.get(f"/admin/workspace/guide/{moodboard.pk}/change/").status_code == 200
+    assert admin_client.get("/admin/workspace/guide/add/").status_code == 403
+    assert admin_client.post(f"/admin/workspace/builtinguide/{builtin.pk}/change/", {"purpose": "x"}).status_code == 403
+    assert BuiltinGuide.objects.get(pk=builtin.pk).purpose != "x"
