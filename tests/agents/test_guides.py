@@ -137,6 +137,7 @@ def test_editing_a_guide_keeps_the_prefix_bytes_and_a_new_guide_changes_them(wor
         ("A figurine of our owl mascot in 3D", "en", ["3d-asset-brief"]),
         ("A brand kit for our tea shop", "en", ["brand-kit"]),
         ("A logo for my bakery", "en", ["brand-kit"]),
+        ("Three posters starring our owl mascot character", "en", ["poster-layout", "character-consistency"]),
     ],
 )
 def test_the_planner_reads_the_guide_the_work_calls_for_with_the_plan(brief, language, expected):

@@ -12,7 +12,7 @@ from workspace.services.guides import builtin_files, guide_create, guide_file_pa
 
 pytestmark = pytest.mark.django_db
 
-BUILTIN = {"poster-layout", "storyboard", "video-shot-list", "3d-asset-brief", "brand-kit"}
+BUILTIN = {"poster-layout", "storyboard", "video-shot-list", "3d-asset-brief", "brand-kit", "character-consistency"}
 MOODBOARD = "# Mood boards\n\n- Pin 9 to 12 references.\n- Name the palette in hex.\n"
 
 
@@ -51,7 +51,8 @@ def test_it_ships_the_builtin_guides_with_real_text():
     # given the files in the repository
     files = {f.name: f for f in builtin_files()}
 
-    # then the five guides are there, each with a one-line purpose and substantial Markdown text
+    # then the guides are there (the five the issue names, and character consistency from the seed), each with a
+    # one-line purpose and substantial Markdown text
     assert BUILTIN <= set(files)
     for file in files.values():
         assert "\n" not in file.purpose and 20 < len(file.purpose) <= 200
