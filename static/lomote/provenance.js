@@ -1,8 +1,8 @@
 // "How was this made": the provenance of one artifact version, opened from its row in the version history.
 // The task and the person's request, the exact model lease, the tool calls with their results, the generation job,
 // the human decisions (cards, and who resolved them, by name), the charges, the versions and source artifacts it
-// came from (each opens in the viewer) and the memories the step was shown — all from
-// GET …/artifacts/<id>/versions/<n>/provenance/. Escape or Close goes back to the button that opened it.
+// came from (each opens in the viewer), the creative guides its turn read and the memories the step was shown —
+// all from GET …/artifacts/<id>/versions/<n>/provenance/. Escape or Close goes back to the button that opened it.
 
 import { h } from "./dom.js";
 
@@ -157,6 +157,7 @@ export class ProvenanceView {
       this.decisions(found.decisions),
       this.charges(found.charges),
       this.sources(found.derived_from),
+      this.guides(found.sources || []),
       this.memories(found.memories),
     );
   }
@@ -245,6 +246,23 @@ export class ProvenanceView {
             onclick: () => this.openVersion(s.artifact_id, s.version),
           }, h("bdi", { text: s.artifact_title }), ` v${s.version}`),
           h("span", { class: "reason", text: ` · ${s.artifact_kind} · ${when(s.created_at)}` })))));
+  }
+
+  /** The creative guides its turn read before making it: a workspace guide's version opens in the viewer. */
+  guides(guides) {
+    if (!guides.length) return part("guides", "Guides it followed", none("No creative guide was read before it was made."));
+    return part("guides", "Guides it followed",
+      h("ul", { class: "provenance-list" }, ...guides.map((g) =>
+        h("li", { "data-guide": g.name, "data-version": String(g.version) },
+          g.artifact_id
+            ? h("button", {
+              type: "button",
+              class: "link",
+              "data-artifact": String(g.artifact_id),
+              onclick: () => this.openVersion(g.artifact_id, g.version),
+            }, h("bdi", { text: g.name }), ` v${g.version}`)
+            : h("bdi", { text: `${g.name} v${g.version}` }),
+          h("span", { class: "reason", text: ` · ${g.builtin ? "built in" : "this workspace's"} · ${g.purpose}` })))));
   }
 
   memories(memories) {
