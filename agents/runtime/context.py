@@ -9,9 +9,9 @@
 
 Nothing that changes from step to step (times, counters, this step's ids) is in the prefix, so its bytes stay
 identical until a domain is loaded, the profile version changes, a guide is added or re-purposed, or a summary is
-appended — and then the old
-bytes are still where they were. History only grows by appending between compactions, so a provider's prompt
-cache serves everything before the tail. Secrets never enter: nothing here reads them.
+appended — and then the old bytes are still where they were. History only grows by appending between
+compactions, so a provider's prompt cache serves everything before the tail. Secrets never enter: nothing here
+reads them.
 """
 
 from dataclasses import dataclass
