@@ -351,3 +351,58 @@ def test_read_guide_refuses_an_unknown_name_as_a_tool_error(workspace, alice, no
     call = ToolCall.objects.get(turn__task=task, name="read_guide")
     assert call.status == ToolCallStatus.FAILED
     assert call.error["code"] == "guide_not_found" and "poster-layout" in call.error["details"]["available"]
+
+
+# --- the tool on its own ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_read_guide_gives_the_current_text_and_an_edit_after_it_reaches_the_task_as_a_notice(workspace, alice, bob):
+    from pydantic import ValidationError
+
+    from tests.support.tooling import call_tool, tool_context
+    from workspace.models import ChangeNotice
+
+    # given a workspace guide and a task
+    guide = guide_create(workspace_id=workspace.pk, name="menu-design", purpose="Café menus.", content="# Menus v1\n")
+    task = make_task(workspace, alice, "A menu for the terrace")
+    ctx = tool_context(task)
+
+    # when the task reads it, and someone edits the guide afterwards
+    read = call_tool("read_guide", {"name": "menu-design"}, ctx).content
+    guide_update(workspace_id=workspace.pk, name="menu-design", base_version=1, content="# Menus v2\n", author_user=bob)
+
+    # then it read version 1's text, and the edit waits for the task as a change notice
+    assert (read["name"], read["version"], read["builtin"], read["content"]) == (
+        "menu-design",
+        1,
+        False,
+        "# Menus v1\n",
+    )
+    notice = ChangeNotice.objects.get(task_id=task.pk, artifact_id=guide.artifact_id)
+    assert (notice.from_version, notice.to_version) == (1, 2)
+    # and a name that is no guide's is refused by the arguments' schema
+    with pytest.raises(ValidationError):
+        call_tool("read_guide", {"name": "Menu Design!"}, ctx)
+    with pytest.raises(ValidationError):
+        call_tool("read_guide", {"name": "menu-design", "text": "all"}, ctx)
+
+
+@pytest.mark.django_db
+def test_read_guide_reads_another_workspaces_guide_as_missing(workspace, alice, dave):
+    from agents.exceptions import ToolError
+    from tests.support.tooling import call_tool, tool_context
+    from workspace.services.workspaces import workspace_create
+
+    # given dave's workspace with a guide of its own
+    other = workspace_create(user=dave, name="Dave's")
+    guide_create(workspace_id=other.pk, name="dave-rules", purpose="Dave's rules.", content="# Dave\n")
+    task = make_task(workspace, alice, "A poster")
+
+    # when alice's task asks for it by name
+    with pytest.raises(ToolError) as refused:
+        call_tool("read_guide", {"name": "dave-rules"}, tool_context(task))
+
+    # then it does not exist for this task, and the guides it can read do not include it
+    assert refused.value.code == "guide_not_found"
+    assert "dave-rules" not in refused.value.details["available"]
