@@ -20,6 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
+from workspace.locks import guide_qs_for_update
 from workspace.models import (
     GUIDE_NAME_PATTERN,
     MAX_GUIDE_NAME,
@@ -137,13 +138,8 @@ def guides_sync(directory: Path = BUILTIN_DIR, *, using: str = "default") -> lis
 # --- a workspace's own guides ----------------------------------------------------------------------------------------
 
 
-def _live_guide(workspace_id: int, name: str) -> Guide | None:
-    return (
-        Guide.objects.select_for_update(of=("self",))
-        .select_related("artifact")
-        .filter(workspace_id=workspace_id, name=name)
-        .first()
-    )
+def _guide_locked(workspace_id: int, name: str) -> Guide | None:
+    return guide_qs_for_update().select_related("artifact").filter(workspace_id=workspace_id, name=name).first()
 
 
 @transaction.atomic
@@ -156,7 +152,7 @@ def guide_create(
     workspace's guide replaces it for the workspace). A guide whose document was deleted frees its name.
     """
     name, purpose, content = check_name(name), check_purpose(purpose), check_content(content)
-    existing = _live_guide(workspace_id, name)
+    existing = _guide_locked(workspace_id, name)
     if existing is not None:
         if existing.artifact.deleted_at is None:
             raise Conflict(
@@ -216,7 +212,7 @@ def guide_update(
         raise _invalid("edits", "Give the whole new content or edits, not both.")
     if (content is not None or edits is not None) and base_version is None:
         raise _invalid("base_version", "Name the version your change is based on.")
-    guide = _live_guide(workspace_id, name)
+    guide = _guide_locked(workspace_id, name)
     if guide is None or guide.artifact.deleted_at is not None:
         if BuiltinGuide.objects.filter(name=name).exists():
             raise Conflict(
