@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('workspace', '0007_asset_collections'),
+        ('workspace', '0008_flow_run_thread'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
