@@ -9,6 +9,8 @@ from django.contrib import admin
 from django.db import models
 
 from agents.models import (
+    AssistantPreset,
+    AssistantPresetVersion,
     Card,
     ChecklistItem,
     InboxMessage,
@@ -21,6 +23,7 @@ from agents.models import (
     ToolCall,
     Turn,
 )
+from agents.services.presets import preset_admin_save
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -108,6 +111,38 @@ class ModelProfileAdmin(admin.ModelAdmin):
     list_select_related = ["workspace"]
     raw_id_fields = ["workspace", "secret"]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+
+class AssistantPresetVersionInline(admin.TabularInline):
+    model = AssistantPresetVersion
+    extra = 0
+    fields = ["number", "name", "instructions", "params", "model_profile", "created_by", "created_at"]
+    readonly_fields = fields
+    can_delete = False
+    ordering = ["-number"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(AssistantPreset)
+class AssistantPresetAdmin(admin.ModelAdmin):
+    """Presets are edited like through the API: every change saved here is a new version (its inline)."""
+
+    list_display = ["id", "name", "workspace", "version", "model_profile", "updated_at"]
+    search_fields = ["name", "instructions", "workspace__name"]
+    list_select_related = ["workspace", "model_profile"]
+    raw_id_fields = ["workspace", "model_profile"]
+    fields = ["workspace", "name", "instructions", "params", "model_profile", "version", "created_by", "updated_at"]
+    readonly_fields = ["version", "created_by", "updated_at"]
+    inlines = [AssistantPresetVersionInline]
+
+    def get_readonly_fields(self, request, obj=None):
+        # A preset never moves to another workspace: its versions and the nodes naming it belong to this one.
+        return [*self.readonly_fields, "workspace"] if obj is not None else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        preset_admin_save(preset=obj, user=request.user, created=not change)
 
 
 class StepInline(admin.TabularInline):

@@ -17,6 +17,7 @@ from agents.services import flow_runs as flow_run_services
 from agents.services import flow_threads as flow_thread_services
 from agents.services import goals as goal_services
 from agents.services import inbox as inbox_services
+from agents.services import presets as preset_services
 from agents.services import task_settings as settings_services
 from agents.services import tasks as task_services
 from agents.services.artifact_delete import artifact_delete_ask
@@ -627,3 +628,90 @@ class FlowNodeRetryApi(WorkspaceApi):
         started = flow_run_services.flow_node_retry_request(access=access, run_id=run_id, node_id=node_id)
         code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
         return Response(_flow_run_body(started), status=code)
+
+
+# --- assistant presets ----------------------------------------------------------------------------------------
+
+
+def _preset_changes(data: dict) -> dict:
+    changes = {k: data[k] for k in ("name", "instructions", "params") if k in data}
+    if "model_profile" in data:
+        changes["model_profile_id"] = data["model_profile"]
+    return changes
+
+
+class PresetListCreateApi(WorkspaceApi):
+    serializer_class = serializers.PresetOut
+
+    @extend_schema(
+        operation_id="assistant_presets_list",
+        description="The workspace's assistant presets (seed 002): instructions, model parameters and model "
+        "profile for one model call, referred to by Flow nodes.",
+        responses={200: serializers.PresetOut(many=True), **error_responses(404)},
+    )
+    def get(self, request, workspace_id):
+        page = self.paginate_queryset(preset_services.preset_list(access=self.access()))
+        return self.get_paginated_response(serializers.PresetOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="assistant_presets_create",
+        description="Create a preset at version 1. 400 `invalid_params` for model parameters the adapters do not "
+        "accept, `unknown_model_profile` for a profile outside the workspace; 409 `preset_name_taken`.",
+        request=serializers.PresetCreateIn,
+        responses={201: serializers.PresetOut, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, workspace_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.PresetCreateIn, request.data)
+        preset = preset_services.preset_create(access=access, **_preset_changes(data))
+        return Response(serializers.PresetOut(preset).data, status=status.HTTP_201_CREATED)
+
+
+class PresetDetailApi(WorkspaceApi):
+    serializer_class = serializers.PresetOut
+
+    @extend_schema(
+        operation_id="assistant_presets_retrieve", responses={200: serializers.PresetOut, **error_responses(404)}
+    )
+    def get(self, request, workspace_id, preset_id):
+        preset = preset_services.preset_get(access=self.access(), preset_id=preset_id)
+        return Response(serializers.PresetOut(preset).data)
+
+    @extend_schema(
+        operation_id="assistant_presets_update",
+        description="Edit a preset: the fields given replace its own, on top of `base_version`, which must be its "
+        "current version (else 409 `version_conflict`, nothing changed). A change makes the next version; Flow "
+        "nodes without a pinned version run it from then on.",
+        request=serializers.PresetUpdateIn,
+        responses={200: serializers.PresetOut, **error_responses(400, 403, 404, 409)},
+    )
+    def patch(self, request, workspace_id, preset_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.PresetUpdateIn, request.data)
+        preset = preset_services.preset_update(
+            access=access, preset_id=preset_id, base_version=data["base_version"], **_preset_changes(data)
+        )
+        return Response(serializers.PresetOut(preset).data)
+
+    @extend_schema(
+        operation_id="assistant_presets_destroy",
+        description="Delete a preset and its versions; Flow nodes naming it fail with `preset_not_found`.",
+        responses={204: None, **error_responses(403, 404)},
+    )
+    def delete(self, request, workspace_id, preset_id):
+        preset_services.preset_delete(access=self.access().require(Role.EDITOR), preset_id=preset_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PresetVersionListApi(WorkspaceApi):
+    serializer_class = serializers.PresetVersionOut
+
+    @extend_schema(
+        operation_id="assistant_preset_versions_list",
+        description="Every version of a preset, newest first.",
+        responses={200: serializers.PresetVersionOut(many=True), **error_responses(404)},
+    )
+    def get(self, request, workspace_id, preset_id):
+        versions = preset_services.preset_versions(access=self.access(), preset_id=preset_id)
+        page = self.paginate_queryset(versions)
+        return self.get_paginated_response(serializers.PresetVersionOut(page, many=True).data)

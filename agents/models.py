@@ -223,6 +223,59 @@ class ModelProfile(models.Model):
         return f"{self.name}: {self.provider}/{self.model}"
 
 
+class AssistantPreset(models.Model):
+    """A stored preset for one model call (seed 002's AiAssistant): instructions, model parameters and the model
+    profile it runs on (none: the workspace's default profile). Flow nodes refer to it by id (the latest version,
+    or a pinned one). Every edit makes a new AssistantPresetVersion; `version` is the current one's number."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="assistant_presets")
+    name = models.CharField(max_length=120)
+    instructions = models.TextField(blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    model_profile = models.ForeignKey(
+        ModelProfile, null=True, blank=True, on_delete=models.PROTECT, related_name="assistant_presets"
+    )
+    version = models.PositiveIntegerField(default=1)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["workspace_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="assistant_preset_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class AssistantPresetVersion(models.Model):
+    """One version of a preset, as it was saved: immutable, so a node pinned to it always runs the same preset."""
+
+    preset = models.ForeignKey(AssistantPreset, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=120)
+    instructions = models.TextField(blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    model_profile = models.ForeignKey(
+        ModelProfile, null=True, blank=True, on_delete=models.PROTECT, related_name="assistant_preset_versions"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["preset_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["preset", "number"], name="assistant_preset_version_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.number}"
+
+
 class TurnStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"

@@ -3,6 +3,8 @@ from rest_framework import serializers
 
 from agents.models import (
     PERMISSION_DOMAINS,
+    AssistantPreset,
+    AssistantPresetVersion,
     Autonomy,
     Card,
     CardKind,
@@ -20,6 +22,7 @@ from agents.models import (
     ToolCall,
     Turn,
 )
+from agents.services import presets as preset_services
 from agents.services.cards import PUBLIC_ACTIONS, card_actions
 from agents.services.flow_threads import DEFAULT_MESSAGES as DEFAULT_THREAD_MESSAGES
 from agents.services.flow_threads import MAX_MESSAGES as MAX_THREAD_MESSAGES
@@ -823,3 +826,64 @@ class ProvenanceOut(serializers.Serializer):
     sources = ProvenanceGuideOut(
         many=True, help_text="The creative guides its turn read before the step that made it, with their versions."
     )
+
+
+# --- assistant presets ----------------------------------------------------------------------------------------
+
+
+class _PresetFieldsIn(StrictSerializer):
+    name = serializers.CharField(max_length=preset_services.MAX_NAME)
+    instructions = serializers.CharField(
+        max_length=preset_services.MAX_INSTRUCTIONS,
+        allow_blank=True,
+        required=False,
+        trim_whitespace=False,
+        help_text="The system instructions of every call made with this preset.",
+    )
+    params = serializers.JSONField(
+        required=False,
+        help_text="Model parameters laid over the profile's, among: "
+        f"{', '.join(sorted(preset_services.PRESET_PARAMS))}.",
+    )
+    model_profile = StrictIdField(
+        min_value=1,
+        max_value=2**63 - 1,
+        allow_null=True,
+        required=False,
+        help_text="The id of the model profile it runs on; null: the workspace's default profile when it runs.",
+    )
+
+
+class PresetCreateIn(_PresetFieldsIn):
+    pass
+
+
+class PresetUpdateIn(_PresetFieldsIn):
+    base_version = StrictIdField(
+        min_value=1,
+        max_value=2**31 - 1,
+        help_text="The version the edit was made on; a stale one is refused (409 `version_conflict`).",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["name"].required = False
+
+    def validate(self, attrs):
+        if set(attrs) == {"base_version"}:
+            raise serializers.ValidationError("Give at least one of name, instructions, params, model_profile.")
+        return attrs
+
+
+class PresetOut(serializers.ModelSerializer):
+    class Meta:
+        model = AssistantPreset
+        fields = ["id", "name", "instructions", "params", "model_profile", "version", "created_at", "updated_at"]
+        read_only_fields = fields
+
+
+class PresetVersionOut(serializers.ModelSerializer):
+    class Meta:
+        model = AssistantPresetVersion
+        fields = ["number", "name", "instructions", "params", "model_profile", "created_at"]
+        read_only_fields = fields

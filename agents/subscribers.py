@@ -18,9 +18,8 @@ from django.db import transaction
 from django.db.models.signals import post_save
 
 from agents.models import Task
-from agents.providers import flow_nodes
 from agents.selectors import goal_scope_of
-from agents.services import memory_feed
+from agents.services import flow_nodes, memory_feed
 from agents.services.embedding_endpoint import embedding_endpoint
 from agents.services.flow_threads import flow_result_post
 from agents.services.task_index import on_task_saved, task_index_forget

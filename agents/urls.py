@@ -5,6 +5,7 @@ from agents import apis
 TASK = "workspaces/<id:workspace_id>/tasks/<id:task_id>/"
 MESSAGE = TASK + "messages/<id:message_id>/"
 CARD = "workspaces/<id:workspace_id>/cards/<id:card_id>/"
+PRESET = "workspaces/<id:workspace_id>/assistant-presets/<id:preset_id>/"
 
 urlpatterns = [
     path("workspaces/<id:workspace_id>/messages/", apis.MainMessageListCreateApi.as_view(), name="main-message-list"),
@@ -26,6 +27,13 @@ urlpatterns = [
     path("workspaces/<id:workspace_id>/cards/", apis.CardListApi.as_view(), name="card-list"),
     path("workspaces/<id:workspace_id>/memories/forget/", apis.MemoryForgetApi.as_view(), name="memory-forget"),
     path(CARD, apis.CardDetailApi.as_view(), name="card-detail"),
+    path(
+        "workspaces/<id:workspace_id>/assistant-presets/",
+        apis.PresetListCreateApi.as_view(),
+        name="assistant-preset-list",
+    ),
+    path(PRESET, apis.PresetDetailApi.as_view(), name="assistant-preset-detail"),
+    path(PRESET + "versions/", apis.PresetVersionListApi.as_view(), name="assistant-preset-versions"),
     path(CARD + "actions/", apis.CardActionApi.as_view(), name="card-actions"),
     path(
         "workspaces/<id:workspace_id>/artifacts/<id:artifact_id>/delete/",

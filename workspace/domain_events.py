@@ -52,8 +52,10 @@ removal from asset collections and the change notices of the tasks that had seen
 
 # --- hooks -------------------------------------------------------------------------------------------------
 
-TextHook = Callable[[dict[str, Any], str], dict[str, Any] | None]  # (preset, prompt) → {"text", "model"}
-ChooseHook = Callable[[dict[str, Any], str, dict[str, str]], dict[str, Any] | None]  # → {"choice", "model"}
+# (workspace id, node params, prompt) → {"text", "model", …}
+TextHook = Callable[[int, dict[str, Any], str], dict[str, Any]]
+# (workspace id, node params, text, routes) → {"choice": a route id or None, "named", "model", …}
+ChooseHook = Callable[[int, dict[str, Any], str, dict[str, str]], dict[str, Any]]
 _hooks: dict[str, Callable | None] = {"text": None, "choose": None}
 # (workspace_id, job key) → whether money is held for that key.
 SpendCheck = Callable[[int, str], bool]
@@ -61,8 +63,9 @@ _spend_check: list[SpendCheck] = []
 
 
 def text_hooks_install(*, generate: TextHook | None, choose: ChooseHook | None) -> None:
-    """Install the model calls of Flow text and router nodes (agents does). Without one, or when it returns
-    None (e.g. a preset without a model lease), the node uses its offline stand-in."""
+    """Install the model calls of Flow text and router nodes (agents does): they run on the workspace's model
+    profile. Without them (agents not installed) a node uses its offline stand-in, and one naming a preset or a
+    profile fails."""
     _hooks["text"], _hooks["choose"] = generate, choose
 
 

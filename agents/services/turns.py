@@ -136,13 +136,20 @@ def lease_for(task: Task) -> ModelLease:
     """The lease a turn of the task would take now (unsaved): the task's profile, else the workspace's default,
     else the offline scripted planner."""
     profile = task.model_profile or ModelProfile.objects.filter(workspace_id=task.workspace_id, is_default=True).first()
+    return lease_from_profile(profile)
+
+
+def lease_from_profile(profile: ModelProfile | None, *, params: dict[str, Any] | None = None) -> ModelLease:
+    """An unsaved lease fixing a profile's exact provider, model, endpoint and secret (None: the offline scripted
+    planner). `params` are laid over the profile's (an assistant preset's model parameters). Flow nodes take
+    their lease here too, so they run on the same adapters, with the same secret, as a task's turns."""
     if profile is None:
-        return ModelLease(**SCRIPTED_DEFAULT, params={})
+        return ModelLease(**SCRIPTED_DEFAULT, params=dict(params or {}))
     return ModelLease(
         provider=profile.provider,
         model=profile.model,
         base_url=profile.base_url,
-        params=dict(profile.params),
+        params={**profile.params, **(params or {})},
         secret=profile.secret,
         context_tokens=profile.context_tokens,
     )

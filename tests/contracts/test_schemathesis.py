@@ -72,6 +72,7 @@ def _config(world: World, base_url: str) -> dict:
             "path.memory_id": ids["memory"],
             "path.collection_id": ids["collection"],
             "path.name": ids["guide"],
+            "path.preset_id": ids["preset"],
         },
         "operations": [
             at(f"DELETE {WORKSPACE}", workspace_id=ids["doomed_workspace"]),
@@ -95,6 +96,7 @@ def _config(world: World, base_url: str) -> dict:
             at(f"POST {WORKSPACE}billing/approvals/", **{"body.quote": ids["quote"]}),
             at(f"POST {WORKSPACE}flow-runs/{{run_id}}/nodes/{{node_id}}/retry/", run_id=ids["failed_flow_run"]),
             at(f"DELETE {WORKSPACE}collections/{{collection_id}}/", collection_id=ids["doomed_collection"]),
+            at(f"DELETE {WORKSPACE}assistant-presets/{{preset_id}}/", preset_id=ids["preset_to_delete"]),
         ],
     }
 

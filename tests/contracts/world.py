@@ -15,6 +15,7 @@ from agents.main.messages import main_message_post
 from agents.models import Card, CardStatus, InboxMessage, InboxStatus, Step, Task, TaskStatus, ToolCall
 from agents.services.flow_runs import flow_run_request
 from agents.services.inbox import message_post
+from agents.services.presets import preset_create
 from agents.services.tasks import task_archive, task_cancel, task_create, task_pause
 from billing.services.approvals import approval_grant
 from billing.services.quotes import quote_create
@@ -137,6 +138,9 @@ def seed() -> World:
     guide = guide_create(
         workspace_id=workspace.pk, name="festival-style", purpose="The festival's house style.", content="# Style\n"
     )
+    # Assistant presets: one to read and edit, one to delete.
+    preset = preset_create(access=access, name="Festival copywriter", instructions="Write jazz festival copy.")
+    doomed_preset = preset_create(access=access, name="Preset to delete", params={"temperature": 0.5})
 
     return World(
         token=Token.objects.create(user=alice).key,
@@ -168,5 +172,7 @@ def seed() -> World:
             "collection": collection.pk,
             "doomed_collection": doomed_collection.pk,
             "guide": guide.name,
+            "preset": preset.pk,
+            "preset_to_delete": doomed_preset.pk,
         },
     )

@@ -1,21 +1,25 @@
 """Executable Flows: node by node as jobs, a router picking a branch, stale marking (seed 002; seed §10.3)."""
 
+import json
+
 import pytest
 from django.conf import settings
 from django.db import transaction
 
 from agents.services.flow_runs import flow_run_request
 from billing.models import Order
+from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_topup
 from tests.support import qcluster as cluster
 from tests.support.realtime import worker_env
 from workspace.flows import runner
 from workspace.flows.authoring import flow_create
 from workspace.flows.stale import flow_run_stale
-from workspace.models import Event, FlowNodeRun, FlowRun, FlowRunStatus, NodeStatus
+from workspace.models import ArtifactVersion, Event, FlowNodeRun, FlowRun, FlowRunStatus, GenerationJob, NodeStatus
 from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_write
+from workspace.tasks import generation_work
 
 ROUTED = {
     "nodes": {
@@ -128,6 +132,54 @@ def test_it_marks_exactly_the_outputs_downstream_of_a_changed_artifact_stale(wor
         "end": "stale",
     }
     assert Event.objects.filter(workspace=workspace, kind="flow.stale").get().data["nodes"] == ["char", "end", "shot1"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_runs_a_3d_node_into_a_gltf_artifact_through_the_generation_job(workspace, alice, queue, settings):
+    # given a funded workspace whose policy lets a 3D asset (150 credits) run without a card, on the procedural
+    # provider, and a Flow with a 3D generation node
+    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "procedural"
+    access = workspace_access(principal=alice, workspace_id=workspace.pk)
+    wallet_topup(access=access, amount=200)
+    spend_policy_update(access=access, no_confirm_threshold=200)
+    graph = {
+        "nodes": {
+            "brief": {"type": "text_input"},
+            "model": {"type": "generate_3d", "params": {"prompt": "A low-poly {input}"}},
+            "end": {"type": "finish"},
+        },
+        "edges": [["brief", "model"], ["model", "end"]],
+        "start": "brief",
+    }
+    flow = flow_create(workspace_id=workspace.pk, title="Props", graph=graph, author_user=alice)
+
+    # when it runs: the node submits its job under its key, a worker renders it, the node settles from it
+    with transaction.atomic():
+        run = flow_run_request(
+            workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "red lighthouse"}, started_by=alice
+        ).run
+    queue()
+    job = GenerationJob.objects.get(workspace=workspace)
+    assert (job.kind, job.idempotency_key, job.prompt) == (
+        "3d",
+        f"flow-run:{run.pk}:model:1",
+        "A low-poly red lighthouse",
+    )
+    assert generation_work(job.pk) == "succeeded"
+    queue()
+
+    # then the node's output is a 3D artifact whose version is a valid glTF 2.0 asset, paid for once
+    run.refresh_from_db()
+    assert run.status == FlowRunStatus.DONE, (run.error, _statuses(run))
+    node = FlowNodeRun.objects.get(run=run, node_id="model")
+    version = ArtifactVersion.objects.get(artifact_id=node.output["artifact"], number=node.output["version"])
+    assert (version.artifact.kind, version.media_type) == ("3d", "model/gltf+json")
+    with version.file.open("rb") as stored:
+        asset = json.loads(stored.read())
+    assert asset["asset"]["version"] == "2.0" and asset["meshes"] and asset["accessors"]
+    assert run.outputs["artifacts"] == [{"artifact": node.output["artifact"], "version": version.number}]
+    (order,) = Order.objects.filter(workspace=workspace)
+    assert (order.idempotency_key, order.status, order.amount) == (job.idempotency_key, "captured", 150)
 
 
 @pytest.mark.django_db

@@ -5,20 +5,25 @@ Each type turns its params, the run's inputs and its upstream nodes' outputs int
     text_input      the start node: {"text": inputs["text"]}
     artifact_input  the current version of a workspace artifact (params.artifact_id): {"text", "artifact",
                     "version"}; records the version it consumed, so a later change marks it stale
-    generate_text   an assistant preset (params.instructions + params.model_lease) applied to the upstream
-                    text, through the text hook (below)
+    generate_text   a model call on the upstream text (params.prompt, "{input}" by default) with an assistant:
+                    params.preset (+ params.preset_version to pin one), or params.instructions (+ optionally
+                    params.model_profile, a profile name); output {"text", "model", "provider", "profile",
+                    "preset"}
     generate_image  a generation job through workspace.services.jobs.job_submit; the node waits for
     generate_video  the job and outputs {"artifact", "version", "job"}; records the upstream artifacts' versions
-                    it was made from, and on a re-run (it was stale) adds a version to its own last artifact
+    generate_3d     it was made from, and on a re-run (it was stale) adds a version to its own last artifact
     router          a model picks the next node among the router's successors (params.routes: {node id:
-                    description}); the other branches are skipped
+                    description}; same assistant params as generate_text); the other branches are skipped. A
+                    model answer naming no route (`router_no_route`) or several (`router_ambiguous_route`)
+                    fails the node
     finish          gathers the upstream outputs as the run's result
 
 Model calls: the workspace app cannot import agents (DESIGN §1), so generate_text and router call a hook
-that agents installs at start-up (workspace/domain_events.py: `text_hooks_install`). Without one — offline, or
-a preset without a model lease — the built-in deterministic stand-in is used, and says so in its output
-(`model: "offline-scripted"`). Likewise a paid node asks billing, through `spend_check_install`'s hook, whether
-money is held for its job.
+that agents installs at start-up (workspace/domain_events.py: `text_hooks_install`; agents/services/
+flow_nodes.py). It runs the node on the workspace's model profile, with its secret, like a task's turn; only
+when that lease is the embedded scripted kind (no profile configured) does it answer with the deterministic
+stand-ins below, which say so in their output (`model: "offline-scripted"`). Likewise a paid node asks
+billing, through `spend_check_install`'s hook, whether money is held for its job.
 """
 
 import re
@@ -77,8 +82,9 @@ class NodeFailed(DomainError):
 # --- model calls -----------------------------------------------------------------------------------------
 
 
-def _offline_text(preset: dict[str, Any], prompt: str) -> dict[str, Any]:
-    instructions = str(preset.get("instructions") or "Write").strip()
+def offline_text(instructions: str, prompt: str) -> dict[str, Any]:
+    """The embedded stand-in for a text model: deterministic, and named as what it is in the output."""
+    instructions = instructions.strip() or "Write"
     body = " ".join(prompt.split())[:2000]
     return {"text": f"{instructions}: {body}" if body else instructions, "model": OFFLINE_MODEL}
 
@@ -87,28 +93,67 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
 
 
-def _offline_choice(preset: dict[str, Any], text: str, routes: dict[str, str]) -> dict[str, Any]:
-    """The first route (in id order) sharing a word with the text; else params.default, else the first."""
+def offline_choice(text: str, routes: dict[str, str], default: Any = None) -> dict[str, Any]:
+    """The embedded stand-in for a router's model: the first route (in id order) sharing a word with the text;
+    else `default`, else the first route. Only for a node whose lease is the embedded scripted kind."""
     words = _words(text)
     for target in sorted(routes):
         if words & _words(routes[target]):
             return {"choice": target, "model": OFFLINE_MODEL, "reason": "keyword"}
-    default = preset.get("default")
     return {"choice": default if default in routes else sorted(routes)[0], "model": OFFLINE_MODEL, "reason": "default"}
 
 
-def text_generate(preset: dict[str, Any], prompt: str) -> dict[str, Any]:
+def route_ids_named(answer: str, routes: dict[str, str]) -> list[str]:
+    """The route ids a model's answer names as whole ids (case-insensitive), in id order."""
+    return [
+        target
+        for target in sorted(routes)
+        if re.search(rf"(?<![A-Za-z0-9_-]){re.escape(target)}(?![A-Za-z0-9_-])", answer, re.IGNORECASE)
+    ]
+
+
+def _model_params_need_hook(params: dict[str, Any]) -> None:
+    if any(params.get(k) is not None for k in ("preset", "model_profile", "model_lease")):
+        raise NodeFailed("No model provider is installed to run this node's preset or profile.", code="model_config")
+
+
+def text_generate(workspace_id: int, params: dict[str, Any], prompt: str) -> dict[str, Any]:
     hook = domain_events.text_hook()
-    answer = hook(preset, prompt) if hook is not None else None
-    return answer if answer is not None else _offline_text(preset, prompt)
+    if hook is None:
+        _model_params_need_hook(params)
+        return offline_text(str(params.get("instructions") or ""), prompt)
+    return hook(workspace_id, params, prompt)
 
 
-def branch_choose(preset: dict[str, Any], text: str, routes: dict[str, str]) -> dict[str, Any]:
+def branch_choose(workspace_id: int, params: dict[str, Any], text: str, routes: dict[str, str]) -> dict[str, Any]:
+    """The route a router node takes. A model answer naming no route, or several, fails the node: it is never
+    replaced by a guess."""
     hook = domain_events.choose_hook()
-    answer = hook(preset, text, routes) if hook is not None else None
-    if answer is None or answer.get("choice") not in routes:
-        return _offline_choice(preset, text, routes)
-    return answer
+    if hook is None:
+        _model_params_need_hook(params)
+        return offline_choice(text, routes, params.get("default"))
+    answer = hook(workspace_id, params, text, routes)
+    if answer.get("choice") in routes:
+        return answer
+    named = answer.get("named") or []
+    details = {"routes": sorted(routes), "named": named, "model": answer.get("model"), "answer": answer.get("answer")}
+    if len(named) > 1:
+        raise NodeFailed(
+            f"The router's model ({answer.get('model')}) named several routes ({', '.join(named)}); it must name "
+            f"exactly one of: {', '.join(sorted(routes))}.",
+            code="router_ambiguous_route",
+            details=details,
+        )
+    raise NodeFailed(
+        f"The router's model ({answer.get('model')}) named none of its routes ({', '.join(sorted(routes))}).",
+        code="router_no_route",
+        details=details,
+    )
+
+
+def _call_meta(answer: dict[str, Any]) -> dict[str, Any]:
+    """What a model node's output records about its call: the exact model and where its setup came from."""
+    return {k: answer.get(k) for k in ("model", "provider", "profile", "preset") if k == "model" or k in answer}
 
 
 # --- node types -------------------------------------------------------------------------------------------
@@ -151,8 +196,8 @@ class GenerateText(NodeType):
 
     def run(self, ctx: NodeContext) -> NodeResult:
         prompt = str(ctx.params.get("prompt", "{input}")).replace("{input}", ctx.text) or ctx.text
-        answer = text_generate(ctx.params, prompt)
-        return NodeResult(output={"text": str(answer["text"])[:MAX_TEXT], "model": answer.get("model")})
+        answer = text_generate(ctx.workspace_id, ctx.params, prompt)
+        return NodeResult(output={**_call_meta(answer), "text": str(answer["text"])[:MAX_TEXT]})
 
 
 class _Generate(NodeType):
@@ -193,6 +238,10 @@ class GenerateVideo(_Generate):
     name, kind = "generate_video", "video"
 
 
+class Generate3D(_Generate):
+    name, kind = "generate_3d", "3d"
+
+
 class Router(NodeType):
     name = "router"
 
@@ -201,14 +250,9 @@ class Router(NodeType):
             raise NodeFailed("A router needs at least one outgoing edge.", code="invalid_params")
         described = ctx.params.get("routes") or {}
         routes = {target: str(described.get(target, target)) for target in ctx.successors}
-        answer = branch_choose(ctx.params, ctx.text, routes)
+        answer = branch_choose(ctx.workspace_id, ctx.params, ctx.text, routes)
         return NodeResult(
-            output={
-                "choice": answer["choice"],
-                "text": ctx.text,
-                "model": answer.get("model"),
-                "reason": answer.get("reason"),
-            }
+            output={**_call_meta(answer), "choice": answer["choice"], "text": ctx.text, "reason": answer.get("reason")}
         )
 
 
@@ -226,7 +270,16 @@ class Finish(NodeType):
 
 NODE_TYPES: dict[str, NodeType] = {
     t.name: t
-    for t in (TextInput(), ArtifactInput(), GenerateText(), GenerateImage(), GenerateVideo(), Router(), Finish())
+    for t in (
+        TextInput(),
+        ArtifactInput(),
+        GenerateText(),
+        GenerateImage(),
+        GenerateVideo(),
+        Generate3D(),
+        Router(),
+        Finish(),
+    )
 }
 INPUT_TYPES = frozenset({"text_input"})
 # Node types that submit a paid generation job, and its kind.

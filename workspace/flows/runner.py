@@ -507,7 +507,10 @@ def flow_node_work(node_run_id: int) -> str:
     try:
         result = node_type_get(node.type).run(ctx)
     except DomainError as exc:
-        return _node_finish(node_run_id, NodeStatus.FAILED, error={"code": exc.code, "message": exc.message[:500]})
+        error = {"code": exc.code, "message": exc.message[:500]}
+        if exc.details:
+            error["details"] = json.loads(json.dumps(exc.details, default=str))
+        return _node_finish(node_run_id, NodeStatus.FAILED, error=error)
     except Exception:  # noqa: BLE001 - the node must end; details stay in our log
         logger.exception("flow run %s node %s failed", run.pk, node.node_id)
         return _node_finish(
