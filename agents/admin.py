@@ -5,6 +5,7 @@ changes of tasks and inboxes go through the services, which lock, fence workers 
 those fields are read-only too. Provider secrets are never shown: not the value, not the ciphertext.
 """
 
+from django import forms
 from django.contrib import admin
 from django.db import models
 
@@ -23,7 +24,8 @@ from agents.models import (
     ToolCall,
     Turn,
 )
-from agents.services.presets import preset_admin_save
+from agents.services.presets import preset_admin_save, preset_fields_check
+from lomote.kernel.exceptions import InvalidInput
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -125,6 +127,25 @@ class AssistantPresetVersionInline(admin.TabularInline):
         return False
 
 
+class AssistantPresetForm(forms.ModelForm):
+    class Meta:
+        model = AssistantPreset
+        fields = ["workspace", "name", "instructions", "params", "model_profile"]
+
+    def clean(self):
+        cleaned = super().clean()
+        workspace = cleaned.get("workspace") or getattr(self.instance, "workspace", None)
+        if workspace is not None:
+            values = {f: cleaned.get(f) for f in ("name", "instructions", "params") if f in cleaned}
+            profile = cleaned.get("model_profile")
+            values["model_profile_id"] = profile.pk if profile is not None else None
+            try:
+                preset_fields_check(workspace.pk, values)
+            except InvalidInput as exc:  # the API's own rules, shown on the form instead of a server error
+                raise forms.ValidationError(exc.message) from None
+        return cleaned
+
+
 @admin.register(AssistantPreset)
 class AssistantPresetAdmin(admin.ModelAdmin):
     """Presets are edited like through the API: every change saved here is a new version (its inline)."""
@@ -136,6 +157,7 @@ class AssistantPresetAdmin(admin.ModelAdmin):
     fields = ["workspace", "name", "instructions", "params", "model_profile", "version", "created_by", "updated_at"]
     readonly_fields = ["version", "created_by", "updated_at"]
     inlines = [AssistantPresetVersionInline]
+    form = AssistantPresetForm
 
     def get_readonly_fields(self, request, obj=None):
         # A preset never moves to another workspace: its versions and the nodes naming it belong to this one.

@@ -50,7 +50,7 @@ def _invalid(field: str, message: str, code: str = "invalid") -> InvalidInput:
     return InvalidInput(message, code=code, details={"fields": {field: [message]}})
 
 
-def _checked(workspace_id: int, values: dict[str, Any]) -> dict[str, Any]:
+def preset_fields_check(workspace_id: int, values: dict[str, Any]) -> dict[str, Any]:
     """Validate the fields present in `values` (services are called by the API, tools and the admin alike)."""
     if "name" in values:
         name = values["name"]
@@ -118,7 +118,7 @@ def preset_create(
     model_profile_id: int | None = None,
 ) -> AssistantPreset:
     access.require(Role.EDITOR)
-    values = _checked(
+    values = preset_fields_check(
         access.workspace.pk,
         {"name": name, "instructions": instructions, "params": params, "model_profile_id": model_profile_id},
     )
@@ -161,7 +161,7 @@ def preset_update(*, access: Access, preset_id: int, base_version: int, **change
             code="version_conflict",
             details={"current_version": preset.version, "base_version": base_version},
         )
-    values = _checked(access.workspace.pk, dict(changes))
+    values = preset_fields_check(access.workspace.pk, dict(changes))
     changed = {f: v for f, v in values.items() if getattr(preset, f) != v}
     if not changed:
         return preset
@@ -191,7 +191,8 @@ def preset_delete(*, access: Access, preset_id: int) -> None:
 def preset_admin_save(*, preset: AssistantPreset, user, created: bool) -> AssistantPreset:
     """An operator's save in the Django admin, versioned like the API's: a new preset is version 1, a change
     is the next version (under the row lock), a save that changes nothing writes nothing."""
-    _checked(preset.workspace_id, {f: getattr(preset, f) for f in FIELDS})
+    for field, value in preset_fields_check(preset.workspace_id, {f: getattr(preset, f) for f in FIELDS}).items():
+        setattr(preset, field, value)
     if created:
         preset.version = 1
         preset.created_by = user

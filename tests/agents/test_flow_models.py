@@ -247,9 +247,14 @@ def test_it_runs_a_node_on_a_named_profile_and_refuses_an_unknown_one(workspace,
             "a": {"type": "generate_text", "params": {"instructions": "Shout.", "model_profile": "writer"}},
             "b": {"type": "generate_text", "params": {"instructions": "Whisper.", "model_profile": "nope"}},
             "c": {"type": "generate_text", "params": {"instructions": "Hum."}},
+            # an inline lease could aim a stored key at any URL: refused, not silently ignored
+            "d": {
+                "type": "generate_text",
+                "params": {"model_lease": {"provider": "openai_compat", "model": "x", "base_url": server.url}},
+            },
             "end": {"type": "finish"},
         },
-        "edges": [["brief", "a"], ["brief", "b"], ["brief", "c"], ["a", "end"], ["b", "end"], ["c", "end"]],
+        "edges": [["brief", n] for n in "abcd"] + [[n, "end"] for n in "abcd"],
         "start": "brief",
     }
     flow = flow_create(workspace_id=workspace.pk, title="Profiles", graph=graph, author_user=alice)
@@ -262,6 +267,7 @@ def test_it_runs_a_node_on_a_named_profile_and_refuses_an_unknown_one(workspace,
     assert nodes["a"].output["text"] == "LOUD" and nodes["a"].output["profile"] == "writer"
     assert server.authorizations == [f"Bearer {API_KEY}"]
     assert (nodes["b"].status, nodes["b"].error["code"]) == (NodeStatus.FAILED, "model_profile_not_found")
+    assert (nodes["d"].status, nodes["d"].error["code"]) == (NodeStatus.FAILED, "invalid_params")
     # no profile at all: the embedded stand-in, which says what it is
     assert nodes["c"].output == {
         "text": "Hum.: hello",

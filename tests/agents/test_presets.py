@@ -273,3 +273,17 @@ def test_it_versions_an_edit_made_in_the_admin(workspace, make_user):
     # then there are exactly two versions
     assert AssistantPreset.objects.get(pk=preset.pk).version == 2
     assert list(preset.versions.order_by("number").values_list("number", "instructions")) == [(1, "v1"), (2, "v2")]
+
+
+def test_it_refuses_bad_params_on_the_admin_form_with_the_apis_rule(workspace):
+    from agents.admin import AssistantPresetForm
+
+    # given the admin's form for a new preset with a parameter the adapters refuse
+    form = AssistantPresetForm(
+        data={"workspace": workspace.pk, "name": "Ops", "instructions": "", "params": '{"api_key": "sk-x"}'}
+    )
+
+    # then it is a form error, and nothing is stored
+    assert not form.is_valid()
+    assert "Unsupported model parameters: api_key." in str(form.errors)
+    assert not AssistantPreset.objects.exists()
