@@ -16,9 +16,14 @@ code, and a router whose model names no route fails the node (workspace decides 
 lease is the embedded scripted kind answers with the deterministic stand-in (word overlap for a router).
 """
 
+import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
+from agents.exceptions import ModelError
 from agents.models import ModelLease, ModelProfile, ProviderKind
 from agents.providers.base import ModelRequest
 from agents.providers.registry import provider_for_lease
@@ -26,6 +31,8 @@ from agents.services.presets import preset_version_resolve
 from agents.services.turns import lease_from_profile
 from lomote.kernel.exceptions import InvalidInput, NotFound
 from workspace.flows.nodes import offline_choice, offline_text, route_ids_named
+
+logger = logging.getLogger(__name__)
 
 MAX_ANSWER_EXCERPT = 200
 
@@ -86,22 +93,32 @@ def assistant_for(workspace_id: int, params: dict[str, Any]) -> Assistant:
 
 
 def _complete(lease: ModelLease, system: str, user: str) -> tuple[str, str]:
+    """One model call, retried on retryable errors within the same bounds as a turn's (agents/runtime/loop.py):
+    LOMOTE_MODEL_MAX_ATTEMPTS × LOMOTE_MODEL_TIMEOUT stays below the node job's timeout."""
+    request = ModelRequest(
+        model=lease.model,
+        params={},  # the lease's own params (profile + preset) are the call's
+        messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+        tools=[],
+        state={"flow_node": True, "instructions": system, "input": user},
+    )
     provider = provider_for_lease(lease)
+    attempts = settings.LOMOTE_MODEL_MAX_ATTEMPTS
     try:
-        response = provider.complete(
-            ModelRequest(
-                model=lease.model,
-                params={},  # the lease's own params (profile + preset) are the call's
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                tools=[],
-                state={"flow_node": True, "instructions": system, "input": user},
-            )
-        )
+        for attempt in range(1, attempts + 1):
+            try:
+                response = provider.complete(request)
+                return response.text, response.model
+            except ModelError as exc:
+                if not exc.retryable or attempt == attempts:
+                    raise
+                logger.warning("flow node model attempt %s/%s failed (%s); retrying", attempt, attempts, exc.code)
+                time.sleep(min(settings.LOMOTE_MODEL_RETRY_BACKOFF * 2 ** (attempt - 1), 10))
     finally:
         close = getattr(provider, "close", None)
         if close is not None:
             close()
-    return response.text, response.model
+    raise AssertionError("unreachable")
 
 
 def _embedded(lease: ModelLease) -> bool:

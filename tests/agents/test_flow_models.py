@@ -276,3 +276,32 @@ def test_it_runs_a_node_on_a_named_profile_and_refuses_an_unknown_one(workspace,
         "profile": None,
         "preset": None,
     }
+
+
+def test_it_retries_a_retryable_model_error_within_the_turns_bounds_then_fails(
+    workspace, alice, client_for, hosted, server, queue, settings
+):
+    settings.LOMOTE_MODEL_RETRY_BACKOFF = 0
+    settings.LOMOTE_MODEL_MAX_ATTEMPTS = 3
+    graph = {
+        "nodes": {
+            "brief": {"type": "text_input"},
+            "a": {"type": "generate_text", "params": {"instructions": "A"}},
+            "b": {"type": "generate_text", "params": {"instructions": "B"}},
+            "end": {"type": "finish"},
+        },
+        "edges": [["brief", "a"], ["a", "b"], ["b", "end"]],
+        "start": "brief",
+    }
+    flow = flow_create(workspace_id=workspace.pk, title="Retries", graph=graph, author_user=alice)
+    # node a: one 500, then an answer; node b: 429 on every attempt
+    server.fail(500).reply(completion(content="after one retry"))
+    server.fail(429).fail(429).fail(429)
+
+    run = _run(client_for(alice), workspace, flow, "go")
+    queue()
+
+    nodes = _nodes(run)
+    assert (nodes["a"].status, nodes["a"].output["text"]) == (NodeStatus.DONE, "after one retry")
+    assert (nodes["b"].status, nodes["b"].error["code"]) == (NodeStatus.FAILED, "model_rate_limited")
+    assert server.calls == 2 + 3
