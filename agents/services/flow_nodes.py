@@ -29,12 +29,13 @@ from agents.providers.base import ModelRequest
 from agents.providers.registry import provider_for_lease
 from agents.services.presets import preset_version_resolve
 from agents.services.turns import lease_from_profile
-from lomote.kernel.exceptions import InvalidInput, NotFound
+from lomote.kernel.exceptions import DomainError, InvalidInput, NotFound
 from workspace.flows.nodes import offline_choice, offline_text, route_ids_named
 
 logger = logging.getLogger(__name__)
 
 MAX_ANSWER_EXCERPT = 200
+MODEL_NODE_TYPES = ("generate_text", "router")
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,21 @@ def assistant_for(workspace_id: int, params: dict[str, Any]) -> Assistant:
         profile = profile.first()
     lease = lease_from_profile(profile, params=preset_params)
     return Assistant(lease=lease, instructions=instructions, profile=profile.name if profile else None, preset=preset)
+
+
+def flow_model_nodes_check(*, workspace_id: int, graph: dict[str, Any]) -> None:
+    """Refuse a run whose model nodes name a preset, version or profile that does not resolve (400 with the
+    node and the reference's code), before any of its paid nodes is held. A reference that breaks later (a preset
+    deleted mid-run) still fails its node when it runs."""
+    for node_id, node in sorted(graph["nodes"].items()):
+        if node.get("type") not in MODEL_NODE_TYPES:
+            continue
+        try:
+            assistant_for(workspace_id, dict(node.get("params") or {}))
+        except DomainError as exc:
+            raise InvalidInput(
+                f"Node {node_id!r}: {exc.message}", code=exc.code, details={**exc.details, "node": node_id}
+            ) from None
 
 
 def _complete(lease: ModelLease, system: str, user: str) -> tuple[str, str]:

@@ -13,7 +13,9 @@ Each node's job completion then captures its order and a failure releases it (bi
 a node that ends without a job releases its hold. A retried node is a new attempt, so a new order: the
 failed attempt's hold was released, and nothing is charged twice.
 
-A repeated request with the same idempotency key returns the same run and card, and places nothing new.
+A repeated request with the same idempotency key returns the same run and card, and places nothing new. A run
+whose model node names a preset, version or model profile that does not exist is refused (400, that reference's
+code, e.g. `preset_not_found`, with the node) before anything is held.
 """
 
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from django.db import transaction
 from agents.locks import task_qs_for_update
 from agents.models import Card, CardStatus
 from agents.services.cards import QUOTE_HANDLERS, card_open_quote
+from agents.services.flow_nodes import flow_model_nodes_check
 from billing.exceptions import ConfirmationRequired
 from billing.models import Approval
 from billing.selectors import wallet_get
@@ -179,6 +182,8 @@ def flow_run_request(
         card = _waiting_card(run)
         amount = card.payload["amount"] if card is not None else sum(i.amount for i in _items(run, _paid(run)))
         return FlowRunRequest(run=run, card=card, amount=amount, created=False)
+    # Raising here rolls the new run back: a model node that cannot run refuses the whole run before any spending.
+    flow_model_nodes_check(workspace_id=workspace_id, graph=run.graph)
     return _authorise(run, api_request=api_request, created_by=started_by)
 
 

@@ -10,11 +10,14 @@ import logging
 
 import pytest
 from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
 from django.urls import reverse
 
 from agents.models import ModelProfile, ProviderKind
 from agents.secrets import secret_put
+from billing.models import Order
 from tests.support.fake_openai import FakeOpenAIServer, completion
+from tests.support.rest import assert_error
 from workspace.flows import runner
 from workspace.flows.authoring import flow_create
 from workspace.models import Event, FlowNodeRun, FlowRun, FlowRunStatus, NodeStatus
@@ -260,9 +263,13 @@ def test_it_runs_a_node_on_a_named_profile_and_refuses_an_unknown_one(workspace,
     flow = flow_create(workspace_id=workspace.pk, title="Profiles", graph=graph, author_user=alice)
     server.reply(completion(content="LOUD", model="fake-writer"))
 
-    run = _run(client_for(alice), workspace, flow, "hello")
+    # when it runs past the start check (as if the profile were renamed and the lease changed mid-run)
+    with transaction.atomic():
+        run, _ = runner.flow_run_create(workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "hello"})
+        runner.flow_run_begin(run.pk)
     queue()
 
+    # then the node naming a profile ran on it; those naming nothing valid failed with their code
     nodes = _nodes(run)
     assert nodes["a"].output["text"] == "LOUD" and nodes["a"].output["profile"] == "writer"
     assert server.authorizations == [f"Bearer {API_KEY}"]
@@ -305,3 +312,42 @@ def test_it_retries_a_retryable_model_error_within_the_turns_bounds_then_fails(
     assert (nodes["a"].status, nodes["a"].output["text"]) == (NodeStatus.DONE, "after one retry")
     assert (nodes["b"].status, nodes["b"].error["code"]) == (NodeStatus.FAILED, "model_rate_limited")
     assert server.calls == 2 + 3
+
+
+@pytest.mark.parametrize(
+    ("params", "code"),
+    [
+        ({"preset": 10**9}, "preset_not_found"),
+        ({"model_profile": "nope"}, "model_profile_not_found"),
+        ({"preset": "copywriter"}, "invalid_params"),
+        (
+            {"model_lease": {"provider": "openai_compat", "model": "x", "base_url": "http://example.com"}},
+            "invalid_params",
+        ),
+    ],
+)
+def test_it_refuses_a_run_whose_model_node_cannot_resolve_before_holding_anything(
+    workspace, alice, client_for, params, code
+):
+    # given a Flow with a paid image node upstream of a text node whose preset or profile does not resolve
+    graph = {
+        "nodes": {
+            "brief": {"type": "text_input"},
+            "poster": {"type": "generate_image", "params": {"prompt": "Poster: {input}"}},
+            "caption": {"type": "generate_text", "params": params},
+            "end": {"type": "finish"},
+        },
+        "edges": [["brief", "poster"], ["poster", "caption"], ["caption", "end"]],
+        "start": "brief",
+    }
+    flow = flow_create(workspace_id=workspace.pk, title="Captioned", graph=graph, author_user=alice)
+    url = reverse("artifact-flow-runs", kwargs={"workspace_id": workspace.pk, "artifact_id": flow.pk})
+
+    # when a person runs it
+    response = client_for(alice).post(url, {"inputs": {"text": "jazz"}}, format="json")
+
+    # then 400 with the reference's code and the node, and no run, order or event exists
+    error = assert_error(response, 400, code)
+    assert error["details"]["node"] == "caption"
+    assert not FlowRun.objects.exists() and not Order.objects.exists()
+    assert not Event.objects.filter(kind__startswith="flow.").exists()
