@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0009_task_basis'),
+        ('agents', '0012_card_kind_result'),
         ('workspace', '0007_asset_collections'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
