@@ -247,7 +247,8 @@ def _billing_rule(payload: dict, policy: dict) -> str | None:
 
 
 def _confirmations(metrics: Metrics, workspace_id: int, since: datetime | None) -> None:
-    cards = Card.objects.filter(workspace_id=workspace_id)
+    # A result card shows what a quick request made; it asks nothing, so it is no confirmation.
+    cards = Card.objects.filter(workspace_id=workspace_id).exclude(kind=CardKind.RESULT)
     if since is not None:
         cards = cards.filter(created_at__gte=since)
     cards = list(cards.order_by("pk"))

@@ -22,6 +22,7 @@ from django.utils import timezone
 from agents.main.messages import main_card_act, main_message_post
 from agents.models import (
     Card,
+    CardKind,
     CardStatus,
     ChecklistItem,
     InboxMessage,
@@ -300,8 +301,12 @@ class Run:
         evidence = evidence_pending().filter(workspace_id=ws).count()
         return f"turns {turns or 'none'}, jobs {jobs or 'none'}, unread messages {inbox or 'none'}, evidence {evidence}"
 
+    def _waiting_cards(self):
+        """The open cards that wait on the person: a result card only shows what a quick request made."""
+        return Card.objects.filter(workspace_id=self.workspace_id, status=CardStatus.OPEN).exclude(kind=CardKind.RESULT)
+
     def _open_card(self) -> Card | None:
-        return Card.objects.filter(workspace_id=self.workspace_id, status=CardStatus.OPEN).order_by("pk").first()
+        return self._waiting_cards().order_by("pk").first()
 
     def _answer_as_the_person(self, card: Card) -> None:
         person = self.scenario.person
@@ -485,7 +490,7 @@ class Run:
             found = sorted(run.nodes.filter(status=NodeStatus.STALE).values_list("node_id", flat=True)) if run else []
             self._checked(found == sorted(nodes), f"stale nodes of {flow}: {found or 'none'}, {sorted(nodes)} meant")
         if step.open_cards is not None:
-            found = Card.objects.filter(workspace_id=self.workspace_id, status=CardStatus.OPEN).count()
+            found = self._waiting_cards().count()
             self._checked(found == step.open_cards, f"{found} open card(s), {step.open_cards} meant")
         for text, held in (step.memory or {}).items():
             current = MemoryVersion.objects.filter(

@@ -34,7 +34,7 @@ from agents.runtime import cycle, resumption
 from agents.runtime.compaction import compaction_run
 from agents.runtime.context import context_build
 from agents.runtime.history import History
-from agents.runtime.shortpath import is_short, short_calls, short_item_position
+from agents.runtime.shortpath import approved_short_call, is_short, short_calls, short_item_position
 from agents.runtime.snapshot import task_snapshot
 from agents.runtime.steplog import decision_write, task_lock_for_decision
 from agents.runtime.toolexec import RunContext, calls_run, calls_run_in_decision, merge_waits, transactional
@@ -193,6 +193,10 @@ class TurnRunner:
             # One call to a tool that makes the result, on the task's one item; the rest never runs.
             position = short_item_position(built.request.state.get("checklist") or [])
             intents, dropped = short_calls(intents, position=position)
+            approved = approved_short_call(task_id, self.turn_id, built.request.state.get("turn_trigger") or "")
+            if approved is not None:  # the person approved that very call: it runs as it was proposed
+                dropped += [{"id": i.id, "name": i.name, "reason": "approved_call_runs"} for i in intents]
+                intents = [approved]
         message_ids = built.new_message_ids
         # Transactional calls at the head of the decision run in its transaction (toolexec.calls_run_in_decision);
         # they need the task locked first, the order every writer uses (task, turn, inbox).

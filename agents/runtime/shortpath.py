@@ -63,6 +63,22 @@ def short_calls(intents: list[ToolCallIntent], *, position: int | None) -> tuple
     return kept, dropped
 
 
+def approved_short_call(task_id: int, turn_id: int, trigger: str) -> ToolCallIntent | None:
+    """The call a person just approved the spending of, when this short step follows that approval.
+
+    The step runs it as it was proposed — the same tool, prompt and target artifact — instead of a fresh decision:
+    the change the person asked for came in an earlier turn, and a new decision would no longer see it (it made a
+    new artifact from the brief instead of the next version of the result)."""
+    if trigger != "approved":
+        return None
+    earlier = ToolCall.objects.filter(turn__task_id=task_id, name__in=SHORT_TOOLS).exclude(turn_id=turn_id)
+    gated = earlier.order_by("-pk").first()  # the turn before this one asked; a takeover of this turn asks again
+    result = gated.result if gated is not None and isinstance(gated.result, dict) else {}
+    if result.get("status") != "needs_approval" or not isinstance(gated.input, dict):
+        return None
+    return ToolCallIntent(id=f"approved-{gated.call_id}", name=gated.name, arguments=dict(gated.input))
+
+
 def short_item_position(checklist: list[dict[str, Any]]) -> int | None:
     """The item a lightweight task's result goes on: its first (and only) one."""
     positions = sorted(int(item["position"]) for item in checklist if item.get("position") is not None)

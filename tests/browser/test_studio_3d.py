@@ -133,7 +133,10 @@ def test_a_generated_3d_model_renders_in_the_viewer(studio, page):
     # then the generated model lands in the grid as a 3D artifact (the procedural generator's glTF)
     tile = page.locator("#grid .tile[data-kind='3d']")
     expect(tile).to_have_count(1, timeout=60_000)
-    expect(page.locator(".task[data-status='done']")).to_have_count(1, timeout=60_000)  # its events have all arrived
+    # a quick request: its result card says it is done (its events have all arrived)
+    expect(page.locator(".task-card[data-status='open'] .card-results button.result-open")).to_have_count(
+        1, timeout=60_000
+    )
     artifact = Artifact.objects.get(workspace=studio.workspace, kind="3d")
     assert artifact.versions.get(number=artifact.current_version).media_type == "model/gltf+json"
 

@@ -151,3 +151,27 @@ def test_a_live_cluster_finishes_a_job_a_dead_process_took(workspace, tmp_path, 
             log=log,
             what="the job to succeed",
         )
+
+
+@pytest.mark.django_db
+def test_a_render_that_lost_the_database_is_not_failed_but_handed_out_again(workspace, settings, monkeypatch):
+    # given a job whose worker loses the database mid-render (PostgreSQL restarted under it)
+    from django.db import OperationalError
+
+    job = submit(workspace)
+    take_and_die()
+
+    def lost(self, job, report):
+        raise OperationalError("terminating connection due to administrator command")
+
+    monkeypatch.setattr(ProceduralProvider, "work", lost)
+
+    # when the worker runs it, then the job is not failed: it ends quietly, still owed
+    assert generation_work(job.pk) == "interrupted"
+    job.refresh_from_db()
+    assert job.status == "submitted"
+
+    # and once silent, the sweeper hands it out again, and the next worker renders it
+    monkeypatch.undo()
+    assert jobs_poll_silent(now=later(settings.LOMOTE_GENERATION_SILENT_SECONDS + 5)).redelivered == [job.pk]
+    assert generation_work(job.pk) == "succeeded"

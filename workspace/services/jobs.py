@@ -44,7 +44,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.base import ContentFile
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -394,6 +394,14 @@ def job_work(*, job_id: int) -> str:
         return "claimed"
     try:
         provider.work(job, report)
+    except (OperationalError, InterfaceError):
+        if not provider.rerun_safe:
+            raise
+        # The database went away mid-job (a restart): nothing is wrong with the work, and failing the job would
+        # leave its task with a failed generation. It ends quietly; once silent, the generation sweeper hands it
+        # out again (a rerun-safe render may run twice).
+        logger.warning("generation job %s: database lost mid-job; left for the sweeper", job_id, exc_info=True)
+        return "interrupted"
     except Exception:  # noqa: BLE001 - the job must end; the details stay in our log, not in the event
         logger.exception("generation job %s: %s worker failed", job_id, job.provider)
         report(JobStatus.FAILED, error=_error("worker_failed", "The generation worker failed."))
