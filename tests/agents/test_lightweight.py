@@ -357,6 +357,27 @@ def test_it_keeps_the_confirmation_rules_on_the_short_path(access, planner, work
     assert Card.objects.filter(task=task, kind=CardKind.RESULT, status=CardStatus.OPEN).count() == 1
 
 
+def test_a_change_approved_after_its_quote_makes_the_next_version_not_a_copy(access, planner, workspace, alice):
+    # given a quick result made, in a workspace that confirms every paid step
+    SpendPolicy.objects.update_or_create(
+        workspace=workspace, defaults={"no_confirm_threshold": 0, "daily_no_confirm_cap": 0}
+    )
+    task = main_message_post(access=access, text=GINGER_CAT).task
+    settle(access, task, approve=True)
+    [first] = GenerationJob.objects.filter(task_id=task.pk)
+
+    # when alice asks for a change, and approves its quote
+    main_message_post(access=access, text="Make the cat fluffier", task_id=task.pk)
+    settle(access, task, approve=True)
+
+    # then the step after the approval ran the call she approved: the next version of the same artifact
+    second = GenerationJob.objects.filter(task_id=task.pk).exclude(pk=first.pk).get()
+    assert (second.artifact_id, second.base_version) == (first.artifact_id, 1)
+    assert "fluffier" in second.prompt
+    assert Artifact.objects.filter(workspace=workspace, kind="image").count() == 1
+    assert Artifact.objects.get(pk=first.artifact_id).versions.count() == 2
+
+
 # --- the scripted planner's one step, in other words and in French ------------------------------------------------
 
 SHORT = list(SHORT_TOOLS)
