@@ -495,6 +495,14 @@ class MainMessageListCreateApi(WorkspaceApi):
         return Response(serializers.MainMessageOut(message).data, status=status.HTTP_201_CREATED)
 
 
+def _flow_run_response(started: flow_run_services.FlowRunRequest) -> Response:
+    """200 for a run an idempotency key already started; else 201 running, or 202 waiting on a quote card."""
+    code = status.HTTP_200_OK
+    if started.created:
+        code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
+    return Response(_flow_run_body(started), status=code)
+
+
 def _flow_run_body(request: flow_run_services.FlowRunRequest) -> dict:
     run = request.run
     run.refresh_from_db()
@@ -536,10 +544,7 @@ class FlowRunCreateApi(WorkspaceApi):
             api_request=access.api_key is not None,
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
-        code = status.HTTP_200_OK
-        if started.created:
-            code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
-        return Response(_flow_run_body(started), status=code)
+        return _flow_run_response(started)
 
 
 class FlowThreadRunCreateApi(WorkspaceApi):
@@ -578,10 +583,7 @@ class FlowThreadRunCreateApi(WorkspaceApi):
             messages=data["messages"],
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
-        code = status.HTTP_200_OK
-        if started.created:
-            code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
-        return Response(_flow_run_body(started), status=code)
+        return _flow_run_response(started)
 
 
 class FlowRunRerunStaleApi(WorkspaceApi):
@@ -604,8 +606,7 @@ class FlowRunRerunStaleApi(WorkspaceApi):
     def post(self, request, workspace_id, run_id):
         access = self.access().require(Role.EDITOR)
         started = flow_run_services.flow_run_rerun_stale_request(access=access, run_id=run_id)
-        code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
-        return Response(_flow_run_body(started), status=code)
+        return _flow_run_response(started)
 
 
 class FlowNodeRetryApi(WorkspaceApi):
@@ -626,8 +627,7 @@ class FlowNodeRetryApi(WorkspaceApi):
     def post(self, request, workspace_id, run_id, node_id):
         access = self.access().require(Role.EDITOR)
         started = flow_run_services.flow_node_retry_request(access=access, run_id=run_id, node_id=node_id)
-        code = status.HTTP_202_ACCEPTED if started.card is not None else status.HTTP_201_CREATED
-        return Response(_flow_run_body(started), status=code)
+        return _flow_run_response(started)
 
 
 # --- assistant presets ----------------------------------------------------------------------------------------

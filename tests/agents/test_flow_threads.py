@@ -3,6 +3,8 @@ runs through the Flow run request every run takes (pricing, holds, quote cards u
 progress events, and posts its result back into that thread once per end — the end delivered twice included.
 """
 
+# ruff: noqa: F811 - the Flow billing suite's fixtures are imported by name and used as arguments
+
 import pytest
 from django.db import transaction
 from django.urls import reverse
@@ -24,9 +26,9 @@ from agents.services.card_actions import card_act
 from agents.services.inbox import message_post
 from billing.models import Order
 from billing.services.policy import spend_policy_update
-from billing.services.wallets import wallet_topup
 from lomote.kernel import domain_events
 from memory.models import Evidence
+from tests.agents.test_flow_billing import owner, queue, upstream  # noqa: F401 - its fixtures, used by name
 from tests.support.cards import access_of, complete
 from tests.support.factories import StepFactory, TaskFactory, WorkspaceFactory
 from tests.support.rest import assert_error, issue_api_key, key_client
@@ -34,8 +36,6 @@ from workspace.domain_events import FLOW_RUN_ENDED
 from workspace.flows import runner
 from workspace.flows.authoring import flow_create
 from workspace.models import Event, FlowRun, FlowRunStatus, FlowThread, GenerationJob
-from workspace.providers import registry
-from workspace.providers.simulated import SimulatedUpstream
 from workspace.services.artifacts import artifact_create
 from workspace.services.jobs import job_event_apply
 
@@ -59,34 +59,6 @@ POSTER = {
     "edges": [["thread", "poster"], ["poster", "end"]],
     "start": "thread",
 }
-
-
-@pytest.fixture(autouse=True)
-def upstream(settings):
-    settings.LOMOTE_DEFAULT_GENERATION_PROVIDER = "simulated"
-    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as simulated:
-        yield simulated
-
-
-@pytest.fixture
-def queue(monkeypatch):
-    """Record the runner's enqueues; `drain()` runs them in order, as workers would."""
-    sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(runner, "_enqueue", lambda function, node_run_id: sent.append((function, node_run_id)))
-
-    def drain():
-        while sent:
-            function, node_run_id = sent.pop(0)
-            getattr(runner, function)(node_run_id)
-
-    return drain
-
-
-@pytest.fixture
-def owner(workspace, alice):
-    access = access_of(alice, workspace)
-    wallet_topup(access=access, amount=1000)
-    return access
 
 
 @pytest.fixture
