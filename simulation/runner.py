@@ -277,6 +277,8 @@ class Run:
         return (
             Turn.objects.filter(task__workspace_id=ws, status__in=[TurnStatus.QUEUED, TurnStatus.RUNNING]).exists()
             or GenerationJob.objects.filter(workspace_id=ws, status__in=ACTIVE_JOBS).exists()
+            # A task waiting on jobs moves on by itself once their reaction runs, even when they have all settled.
+            or Task.objects.filter(workspace_id=ws, status=TaskStatus.WAITING, waiting_for__type="jobs").exists()
             or InboxMessage.objects.filter(task__workspace_id=ws, status=InboxStatus.PENDING)
             # A paused task, or one waiting on a person's card, reads its messages when the person lets it go on.
             .exclude(task__status__in=[TaskStatus.PAUSED, TaskStatus.CANCELLED, TaskStatus.WAITING])
