@@ -8,7 +8,7 @@ from django.db import transaction
 
 from agents.locks import inbox_qs_for_update, task_locked
 from agents.models import InboxMessage, InboxStatus, TaskStatus
-from agents.services.lightweight import do_task_promote_if_iterating, result_in_progress
+from agents.services.lightweight import change_keep_on_result, do_task_promote_if_iterating, result_in_progress
 from agents.services.turns import turn_start
 from lomote.kernel.exceptions import Conflict, NotFound
 from workspace.models import Role
@@ -38,6 +38,8 @@ def message_post(*, access: Access, task_id: int, text: str) -> InboxMessage:
     do_task_promote_if_iterating(task, by=access.actor)
     message = InboxMessage.objects.create(task=task, author=access.user, source=source, text=text)
     event_append(workspace_id=task.workspace_id, kind="inbox.posted", data=_message_data(message))
+    if not result_in_progress(task):
+        change_keep_on_result(task, text)  # a change held for a result in progress is read when it lands
     if task.status != TaskStatus.PAUSED and not result_in_progress(task):
         turn_start(task=task, trigger="message")  # no-op when a turn is active: it reads the inbox next
     return message

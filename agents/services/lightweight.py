@@ -12,7 +12,9 @@ The job's settlement starts the next short step (agents/services/wakeups.py), wh
 result made.
 """
 
-from agents.models import InboxMessage, InboxStatus, Task, TaskKind, TaskStatus
+from agents.models import ChecklistItem, InboxMessage, InboxStatus, Task, TaskKind, TaskStatus
+from agents.providers.scripted import REVISION_PREFIX
+from agents.providers.task_requests import is_acknowledgement
 from workspace.services.events import event_append
 
 # The first message of a lightweight task is its brief; the person's second follow-up promotes it.
@@ -49,6 +51,19 @@ def do_task_promote_if_iterating(task: Task, *, by: str) -> Task:
     if task.kind == TaskKind.LIGHTWEIGHT and task_follow_ups(task) >= PROMOTE_AFTER_FOLLOW_UPS:
         return do_task_promote(task, by=by)
     return task
+
+
+def change_keep_on_result(task: Task, text: str) -> None:
+    """A person's change to a quick result made (the locked task): kept on its one item until the next result
+    answers it (the job's completion writes the item's evidence again). The short step that reads the message may
+    be interrupted — a spending approval, a killed worker and its resume review — and the step after it sees no new
+    message: without this it made the first result again, as a copy, instead of the next version."""
+    if task.kind != TaskKind.LIGHTWEIGHT or is_acknowledgement(text):
+        return
+    item = ChecklistItem.objects.filter(task=task).order_by("position").first()
+    if item is not None and item.artifacts:
+        item.evidence = (REVISION_PREFIX + " ".join(text.split()))[:2000]
+        item.save(update_fields=["evidence", "updated_at"])
 
 
 def result_in_progress(task: Task) -> bool:

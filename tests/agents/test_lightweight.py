@@ -443,3 +443,38 @@ def test_it_makes_nothing_for_thanks(thanks):
 
 def test_it_says_why_it_makes_nothing_for_prose():
     assert _one("Write a tagline for my tea shop") == []
+
+
+def test_a_change_kept_on_the_result_survives_a_step_that_no_longer_sees_it(access, planner):
+    # given a quick result made, and the person's change to it
+    task, job = quick_cat(access, planner)
+    main_message_post(access=access, text="Make it  fluffier", task_id=task.pk)
+
+    # then the change is kept on the task's one item until a result answers it
+    item = ChecklistItem.objects.get(task=task)
+    assert item.evidence == "Revision requested: Make it fluffier"
+
+    # and a step that does not see the message (its turn was interrupted: an approval, a killed worker's review)
+    # still makes the next version of the result, not a copy
+    made = {
+        "position": 1,
+        "title": "Ginger cat",
+        "status": "done",
+        "artifacts": item.artifacts,
+        "evidence": item.evidence,
+    }
+    [(name, arguments)] = _one(GINGER_CAT, item=made)
+    assert (name, arguments["artifact_id"]) == ("generate_image", job.artifact_id)
+    assert "fluffier" in arguments["prompt"]
+
+    # and once that version is made, the item says so instead
+    settle(access, task)
+    item.refresh_from_db()
+    assert not item.evidence.startswith("Revision requested")
+
+
+def test_thanks_is_no_change_to_keep(access, planner):
+    task, _ = quick_cat(access, planner)
+    before = ChecklistItem.objects.get(task=task).evidence
+    main_message_post(access=access, text="Thanks!", task_id=task.pk)
+    assert ChecklistItem.objects.get(task=task).evidence == before
