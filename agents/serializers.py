@@ -855,7 +855,7 @@ class _PresetFieldsIn(StrictSerializer):
 
 
 class PresetCreateIn(_PresetFieldsIn):
-    pass
+    """A new preset: its name is required (an edit may leave it out)."""
 
 
 class PresetUpdateIn(_PresetFieldsIn):

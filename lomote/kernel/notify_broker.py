@@ -10,6 +10,7 @@ and the listener is opened again at the next look.
 On another database (SQLite, the embedded default) it is the plain ORM broker.
 """
 
+import contextlib
 import logging
 from time import sleep
 
@@ -82,8 +83,7 @@ class NotifyingOrmBroker(ORM):
         if listener is None:
             return
         try:
-            for _ in listener.notifies(timeout=0):
-                pass
+            list(listener.notifies(timeout=0))
         except psycopg.Error:
             self._drop()
 
@@ -92,16 +92,13 @@ class NotifyingOrmBroker(ORM):
             sleep(Conf.POLL)
             return
         try:
-            for _ in listener.notifies(timeout=Conf.POLL, stop_after=1):
-                pass
+            list(listener.notifies(timeout=Conf.POLL, stop_after=1))
         except psycopg.Error:
             self._drop()
             sleep(Conf.POLL)
 
     def _drop(self) -> None:
         if self._listener is not None:
-            try:
+            with contextlib.suppress(psycopg.Error):
                 self._listener.close()
-            except psycopg.Error:
-                pass
         self._listener = None
