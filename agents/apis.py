@@ -495,6 +495,12 @@ class MainMessageListCreateApi(WorkspaceApi):
         return Response(serializers.MainMessageOut(message).data, status=status.HTTP_201_CREATED)
 
 
+# A retry of a Flow run request with the same key returns the run it started (200).
+FLOW_RUN_IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False, description="1–200 chars."
+)
+
+
 def _flow_run_response(started: flow_run_services.FlowRunRequest) -> Response:
     """200 for a run an idempotency key already started; else 201 running, or 202 waiting on a quote card."""
     code = status.HTTP_200_OK
@@ -520,11 +526,7 @@ class FlowRunCreateApi(WorkspaceApi):
         "or through an API key, the run waits on a quote card for a person's approval (202), nothing held and no "
         "job submitted; without the funds, 402 and no run. Send `Idempotency-Key` to make a retry of the request "
         "return the same run (200) instead of starting another.",
-        parameters=[
-            OpenApiParameter(
-                "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False, description="1–200 chars."
-            )
-        ],
+        parameters=[FLOW_RUN_IDEMPOTENCY_KEY],
         request=FlowRunIn,
         responses={
             200: serializers.FlowRunRequestOut,
@@ -560,11 +562,7 @@ class FlowThreadRunCreateApi(WorkspaceApi):
         "source `flow` in the task's conversation, which the agent reads at its next turn but which starts none. "
         "404 for a task outside the workspace; 409 `task_cancelled` / `task_archived` for a task that takes no "
         "more messages. Send `Idempotency-Key` to make a retry return the same run (200).",
-        parameters=[
-            OpenApiParameter(
-                "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False, description="1–200 chars."
-            )
-        ],
+        parameters=[FLOW_RUN_IDEMPOTENCY_KEY],
         request=serializers.FlowThreadRunIn,
         responses={
             200: serializers.FlowRunRequestOut,

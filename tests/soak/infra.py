@@ -4,6 +4,7 @@ Each restarter first says whether it can restart the service here (`why_not()` i
 that cannot restart one reports "skipped: cannot restart … here" with the reason: never a pretend restart.
 """
 
+import contextlib
 import getpass
 import os
 import shutil
@@ -125,10 +126,9 @@ class RedisRestarter:
         client = self._client()
         executable = self._executable()
         config = {key: value for key in self.KEPT for key, value in client.config_get(key).items()}
-        try:
+        # The server closes the connection as it goes: that error is the answer.
+        with contextlib.suppress(Exception):
             client.shutdown(nosave=True)
-        except Exception:  # noqa: BLE001, S110 - the server closes the connection as it goes: that is the answer
-            pass
         _wait(lambda: not _port_open(self.host, self.port), 30, "Redis did not stop")
         time.sleep(0.5)  # a supervisor, if there is one, would start it again now
         if not _port_open(self.host, self.port):
