@@ -174,9 +174,11 @@ def process(args: list[str], env: dict[str, str], ready=None, what: str = ""):
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # noqa: S603 - our own commands
 
-    def tail() -> str:
+    def tail(size: int = 2000) -> str:
         log.seek(0)
-        return log.read().decode(errors="replace")[-2000:]
+        return log.read().decode(errors="replace")[-size:]
+
+    proc.tail = tail  # what the process said, for a report on errors
 
     try:
         deadline = time.monotonic() + 60
@@ -422,7 +424,12 @@ def http_load(*, exe: str, base_url: str, people: list[dict], users: int, second
 
         with open(f"{prefix}_stats.csv", newline="") as f:
             total = next(row for row in csv.DictReader(f) if row["Name"] == "Aggregated")
+        with open(f"{prefix}_failures.csv", newline="") as f:  # what went wrong, not only how often
+            failures = [
+                f"{row['Occurrences']}× {row['Method']} {row['Name']}: {row['Error']}" for row in csv.DictReader(f)
+            ]
     return {
+        "failures": failures,
         "requests": int(total["Request Count"]),
         "errors": int(total["Failure Count"]),
         "rps": float(total["Requests/s"]),
@@ -530,7 +537,10 @@ def main(argv: list[str] | None = None) -> int:
         base_url = f"http://127.0.0.1:{port}"
         qcluster = [sys.executable, "manage.py", "qcluster"]
         daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "lomote.asgi:application"]
-        with process(qcluster, env, what="qcluster"), process(daphne, env, lambda: healthy(base_url), "daphne"):
+        with (
+            process(qcluster, env, what="qcluster"),
+            process(daphne, env, lambda: healthy(base_url), "daphne") as server,
+        ):
             if "b" in args.parts:
                 print("enqueue → turn start on the ORM broker ...", flush=True)
                 # Warm-up, not counted: a turn for each worker (a worker's first job loads the models its
@@ -592,6 +602,16 @@ def main(argv: list[str] | None = None) -> int:
                         f"{load['requests']} requests, {load['rps']:.1f} req/s, p50 {load['p50']:.0f} ms, "
                         f"p95 {load['p95']:.0f} ms, {load['errors']} errors"
                     )
+                    lines.extend(f"  {failure}" for failure in load["failures"][:10])
+                    if load["errors"]:  # the server's own words for them: the last exception it logged
+                        said = server.tail(200_000).splitlines()
+                        raised = [i for i, line in enumerate(said) if line.startswith("Traceback")]
+                        if raised:
+                            block = said[raised[-1] + 1 :]
+                            end = next((i for i, line in enumerate(block) if not line.startswith(" ")), len(block))
+                            ours = [line for line in block[:end] if line.strip().startswith('File "') and "/.venv/" not in line]
+                            lines.append("  daphne's last traceback (our frames, then the exception):")
+                            lines.extend(f"    {line.strip()}" for line in [*ours[-4:], *block[end : end + 1]])
                     targets.append(
                         f"  HTTP load errors = {TARGET_HTTP_ERRORS}: {load['errors']} -> "
                         + verdict(load["errors"] == TARGET_HTTP_ERRORS, f"{load['errors']} errors")

@@ -1,15 +1,20 @@
 import os
 from urllib.parse import urlparse
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lomote.settings")
+if not settings.configured:
+    # The web process serves each request on its own thread: its PostgreSQL connections come from a bounded
+    # pool (lomote/settings.py). Workers keep one persistent connection per thread; a process whose settings are
+    # already loaded (tests importing this module) is left as it is, and so are the processes it starts.
+    os.environ.setdefault("LOMOTE_DB_POOL_SIZE", "20")
 django_asgi_app = get_asgi_application()  # sets Django up before the routing imports models
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import OriginValidator  # noqa: E402
-from django.conf import settings  # noqa: E402
 
 from lomote.routing import websocket_urlpatterns  # noqa: E402
 from workspace.ws_auth import HeaderCredentialsMiddleware  # noqa: E402

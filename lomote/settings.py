@@ -111,8 +111,24 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 elif _db["ENGINE"] in {"django.db.backends.postgresql", "django.db.backends.postgresql_psycopg2"}:
     _db["ENGINE"] = "django.db.backends.postgresql"
-    # Persistent connections: without them django-q2 opens a connection per enqueue/dequeue (DESIGN §14).
-    _db["CONN_MAX_AGE"] = int(os.environ.get("CONN_MAX_AGE", "60"))
+    DB_POOL_SIZE = int(os.environ.get("LOMOTE_DB_POOL_SIZE", "0"))
+    if DB_POOL_SIZE > 0:
+        # A web server runs each request on a thread of its own (ASGI), and a persistent connection is per
+        # thread: 100 people at once opened one each, past PostgreSQL's max_connections. Django's psycopg pool
+        # bounds them; a request waits up to `timeout` for one (then 503 database_unavailable). lomote/asgi.py
+        # sets the size for the web process; a connection is handed back at the end of each request.
+        _db["CONN_MAX_AGE"] = 0  # required by the pool: Django returns the connection to it instead of closing
+        _db["OPTIONS"] = {
+            "pool": {
+                "min_size": min(2, DB_POOL_SIZE),
+                "max_size": DB_POOL_SIZE,
+                "timeout": float(os.environ.get("LOMOTE_DB_POOL_TIMEOUT", "10")),
+            }
+        }
+    else:
+        # Persistent connections: without them django-q2 opens a connection per enqueue/dequeue (DESIGN §14).
+        _db["CONN_MAX_AGE"] = int(os.environ.get("CONN_MAX_AGE", "60"))
+    # Pooled or not, a connection a server restart dropped is replaced before use (the pool checks at checkout).
     _db["CONN_HEALTH_CHECKS"] = True
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

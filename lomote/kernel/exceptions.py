@@ -3,13 +3,17 @@
 Domain code raises DomainError subclasses; the runtime reads `retryable`, clients read `code`.
 """
 
+import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
+from django.db import OperationalError
 from django.http import Http404
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
 
 
 class DomainError(Exception):
@@ -90,9 +94,21 @@ def _drf_code(exc: drf.APIException) -> str:
     return "invalid" if isinstance(exc, drf.ValidationError) else str(exc.default_code)
 
 
+DATABASE_RETRY_SECONDS = 2
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status)
+    if isinstance(exc, OperationalError):
+        # No connection to be had (the pool's wait ran out, the server restarts or refuses more clients), or a
+        # transaction the server broke off: nothing about the request is wrong and nothing was committed.
+        logger.warning("database unavailable for %s: %s", context.get("request") and context["request"].path, exc)
+        return Response(
+            error_body("database_unavailable", "The service is busy or restarting; try again in a moment."),
+            status=503,
+            headers={"Retry-After": str(DATABASE_RETRY_SECONDS)},
+        )
     if isinstance(exc, Http404):
         exc = drf.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
