@@ -438,6 +438,21 @@ def http_load(*, exe: str, base_url: str, people: list[dict], users: int, second
     }
 
 
+def last_traceback(log: str) -> list[str]:
+    """The last exception a server logged: our own frames in it, then the exception line."""
+    said = log.splitlines()
+    raised = [i for i, line in enumerate(said) if line.startswith("Traceback")]
+    if not raised:
+        return []
+    block = said[raised[-1] + 1 :]
+    end = next((i for i, line in enumerate(block) if not line.startswith(" ")), len(block))
+    ours = [line for line in block[:end] if line.strip().startswith('File "') and "/.venv/" not in line]
+    return [
+        "  daphne's last traceback (our frames, then the exception):",
+        *(f"    {line.strip()}" for line in [*ours[-4:], *block[end : end + 1]]),
+    ]
+
+
 # --- main -------------------------------------------------------------------------------------------------
 
 
@@ -603,15 +618,8 @@ def main(argv: list[str] | None = None) -> int:
                         f"p95 {load['p95']:.0f} ms, {load['errors']} errors"
                     )
                     lines.extend(f"  {failure}" for failure in load["failures"][:10])
-                    if load["errors"]:  # the server's own words for them: the last exception it logged
-                        said = server.tail(200_000).splitlines()
-                        raised = [i for i, line in enumerate(said) if line.startswith("Traceback")]
-                        if raised:
-                            block = said[raised[-1] + 1 :]
-                            end = next((i for i, line in enumerate(block) if not line.startswith(" ")), len(block))
-                            ours = [line for line in block[:end] if line.strip().startswith('File "') and "/.venv/" not in line]
-                            lines.append("  daphne's last traceback (our frames, then the exception):")
-                            lines.extend(f"    {line.strip()}" for line in [*ours[-4:], *block[end : end + 1]])
+                    if load["errors"]:  # the server's own words for them
+                        lines.extend(last_traceback(server.tail(200_000)))
                     targets.append(
                         f"  HTTP load errors = {TARGET_HTTP_ERRORS}: {load['errors']} -> "
                         + verdict(load["errors"] == TARGET_HTTP_ERRORS, f"{load['errors']} errors")
