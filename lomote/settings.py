@@ -130,6 +130,10 @@ elif _db["ENGINE"] in {"django.db.backends.postgresql", "django.db.backends.post
         _db["CONN_MAX_AGE"] = int(os.environ.get("CONN_MAX_AGE", "60"))
     # Pooled or not, a connection a server restart dropped is replaced before use (the pool checks at checkout).
     _db["CONN_HEALTH_CHECKS"] = True
+    if os.environ.get("LOMOTE_DB_PREPARED", "1") != "0":
+        # Only the statements lomote.kernel.prepared runs are prepared (from their first use): a threshold no
+        # other query reaches. Django's default (None) turns preparation off on the whole connection.
+        _db.setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"

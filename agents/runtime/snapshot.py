@@ -22,6 +22,7 @@ from agents.models import Card, CardStatus, ChecklistItem, InboxMessage, InboxSt
 from agents.selectors import GOAL_SCOPE_PREFIX
 from billing.models import Approval, ApprovalKind, Order, OrderStatus
 from billing.selectors import task_spending
+from lomote.kernel.prepared import prepared_cursor
 from memory.models import ForgottenTerm, ProfileEntry, ProfileVersion
 from memory.services.forget import forgotten_terms_of
 from memory.services.profile import profile_current
@@ -140,7 +141,7 @@ def _pg_snapshot(task_id: int) -> TaskSnapshot:
         "budget": ApprovalKind.BUDGET,
         "scope_prefix": GOAL_SCOPE_PREFIX,
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_snapshot_sql(), params)
         row = cursor.fetchone()
     if row is None:

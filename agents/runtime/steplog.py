@@ -24,6 +24,7 @@ from agents.fencing import fence_turn, lease_deadline, task_lock_for_tools
 from agents.models import Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
 from agents.runtime.snapshot import model_from_row
 from lomote.kernel.events import push_hint_on_commit
+from lomote.kernel.prepared import prepared_cursor
 from workspace.models import Event, Membership, Role, Workspace
 from workspace.services.events import event_append
 
@@ -128,7 +129,7 @@ def decision_write(
         "kind": "step.committed",
         "data": Jsonb(event),
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_decision_sql(), params)
         step_id, call_ids, seq = cursor.fetchone()
     if step_id is None:
@@ -210,7 +211,7 @@ def call_result_write(
         "workspace": workspace_id,
         "data": Jsonb(event),
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_result_sql(), params)
         updated, seq = cursor.fetchone()
     if seq is not None:
@@ -240,7 +241,7 @@ def task_lock_for_decision(task_id: int) -> Task:
     query anew at every step, a measurable part of a step's CPU (make bench)."""
     if connection.vendor != "postgresql":
         return task_lock_for_tools(task_id)
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_task_lock_sql(), {"task": task_id, "viewer": Role.VIEWER.value})
         row = cursor.fetchone()
     if row is None:

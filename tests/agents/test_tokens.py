@@ -26,3 +26,9 @@ def test_a_longer_text_never_costs_less_and_joining_costs_about_the_sum(left, ri
     joined = estimate_tokens(left + " " + right)
     assert joined >= max(estimate_tokens(left), estimate_tokens(right))
     assert joined == estimate_tokens(left) + estimate_tokens(right)  # a space never merges two pieces
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_ascii_text_counts_the_same_on_its_fast_path_as_piece_by_piece(text):
+    # " é" is one more piece and takes the text off the ASCII fast path: the rest must count the same there
+    assert estimate_tokens(text + " é") == estimate_tokens(text) + 1
