@@ -679,6 +679,12 @@ def main(argv: list[str] | None = None) -> int:
                 lomote_time.runs.append(lomote.timed())
                 langgraph_time.runs.append(langgraph.timed())
             print("accounting runs (each probe pauses ~1.3 s) ...", flush=True)
+            # A backend reports its transactions at most once a second; one left idle with some unreported
+            # reports them 10 s later (PostgreSQL's PGSTAT_IDLE_INTERVAL): LangGraph's last timed steps, ~260
+            # transactions, landed in Lomote's last accounting window. One statement each after a pause flushes both.
+            time.sleep(PROBE_IDLE)
+            lomote.run_on_app("SELECT 0 AS tables, 0 AS row_bytes")
+            langgraph.run_on_app("SELECT 0 AS tables, 0 AS row_bytes")
             lomote_acc = lomote.accounted(monitor)
             langgraph_acc = langgraph.accounted(monitor)
             print()
