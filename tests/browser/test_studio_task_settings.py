@@ -179,6 +179,9 @@ def test_a_resumed_task_says_why_it_waits_and_links_its_review_card(studio, page
     page.keyboard.press("Enter")
     expect(page.locator(f".task-card[data-card='{card.pk}'] .card-title")).to_be_focused()
     expect(page.locator(f".task-card[data-card='{card.pk}']")).to_contain_text("art-deco")
+    # its body keeps its lines: the new goal, then what confirming does, never run together
+    shown = page.locator(f".task-card[data-card='{card.pk}'] .card-body").inner_text()
+    assert "Make 2 art-deco posters instead\nConfirm to go on" in shown
 
     # and after a reload the task still says why it waits (from its stored state, not from this session)
     page.reload()
