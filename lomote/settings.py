@@ -118,12 +118,10 @@ elif _db["ENGINE"] in {"django.db.backends.postgresql", "django.db.backends.post
         # bounds them; a request waits up to `timeout` for one (then 503 database_unavailable). lomote/asgi.py
         # sets the size for the web process; a connection is handed back at the end of each request.
         _db["CONN_MAX_AGE"] = 0  # required by the pool: Django returns the connection to it instead of closing
-        _db["OPTIONS"] = {
-            "pool": {
-                "min_size": min(2, DB_POOL_SIZE),
-                "max_size": DB_POOL_SIZE,
-                "timeout": float(os.environ.get("LOMOTE_DB_POOL_TIMEOUT", "10")),
-            }
+        _db.setdefault("OPTIONS", {})["pool"] = {  # beside what the URL set (sslmode=…)
+            "min_size": min(2, DB_POOL_SIZE),
+            "max_size": DB_POOL_SIZE,
+            "timeout": float(os.environ.get("LOMOTE_DB_POOL_TIMEOUT", "10")),
         }
     else:
         # Persistent connections: without them django-q2 opens a connection per enqueue/dequeue (DESIGN §14).

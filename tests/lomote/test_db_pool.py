@@ -15,6 +15,8 @@ import pytest
 from django.conf import settings
 from django.db import OperationalError
 
+from lomote.kernel.database import current_database_url
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Twelve "requests" at once, each on its own thread, each holding its connection for a while and handing it
@@ -41,16 +43,18 @@ def request():
 threads = [threading.Thread(target=request) for _ in range(12)]
 for t in threads: t.start()
 for t in threads: t.join()
-print(json.dumps({"options": repr(connection.settings_dict["OPTIONS"].get("pool", {}).get("max_size")),
+options = connection.settings_dict["OPTIONS"]
+print(json.dumps({"options": repr(options.get("pool", {}).get("max_size")), "sslmode": options.get("sslmode"),
                   "max_age": connection.settings_dict["CONN_MAX_AGE"], "pids": pids, "errors": errors}))
 """
 
 
 @pytest.mark.postgres
+@pytest.mark.django_db
 def test_the_web_process_shares_a_bounded_pool_of_connections_between_its_request_threads():
     env = {
         **os.environ,
-        "DATABASE_URL": os.environ.get("DATABASE_URL") or "",
+        "DATABASE_URL": current_database_url() + "?sslmode=disable",  # an option in the URL stays beside the pool
         "LOMOTE_DB_POOL_SIZE": "3",
         "LOMOTE_DB_POOL_TIMEOUT": "20",
         "DJANGO_SETTINGS_MODULE": "lomote.settings",
@@ -63,7 +67,7 @@ def test_the_web_process_shares_a_bounded_pool_of_connections_between_its_reques
     assert report["errors"] == []
     assert len(report["pids"]) == 12  # every request was served, waiting its turn for a connection
     assert len(set(report["pids"])) <= 3  # on at most the pool's size of server connections
-    assert (report["options"], report["max_age"]) == ("3", 0)
+    assert (report["options"], report["max_age"], report["sslmode"]) == ("3", 0, "disable")
 
 
 @pytest.mark.postgres
