@@ -70,7 +70,7 @@ def task_lock_for_tools(task_id: int) -> Task:
     """The first half of `fence_task`: lock the active task with what a tool's checks read. The caller fences
     the turn next (the runtime's decision write does it in its own statement, agents/runtime/steplog.py)."""
     # Only the columns a tool's checks read: the task row also carries long texts (brief, summary).
-    columns = ("id", "workspace_id", "status", "created_by_id", "permissions", "autonomy")
+    columns = ("id", "workspace_id", "status", "created_by_id", "created_by_key_id", "permissions", "autonomy")
     task = with_acting_role(task_qs_for_update().filter(pk=task_id).only(*columns)).get()
     if task.status != TaskStatus.ACTIVE:
         raise Fenced()

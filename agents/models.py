@@ -70,6 +70,11 @@ class Task(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # A task an integrator started with an API key acts with that key's role while the key is active
+    # (agents.selectors.task_role); never with more than the key was given.
+    created_by_key = models.ForeignKey(
+        "workspace.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # Archived = put away by the person: a finished or cancelled task that routing must not reopen. Messages

@@ -17,7 +17,7 @@ from agents.models import (
     Turn,
 )
 from lomote.kernel.exceptions import NotFound
-from workspace.models import Membership, Role
+from workspace.models import ApiKey, Membership, Role
 from workspace.selectors import Access
 
 # A task's spending scope is its goal revision (agents.subscribers.goal_scope): approvals hold for the goal they
@@ -152,19 +152,27 @@ def card_get(*, access: Access, card_id: int) -> Card:
 
 
 def task_role(task: Task) -> str:
-    """The role the task acts with: its creator's current role in the task's workspace.
+    """The role the task acts with: its creator's current role in the task's workspace, or, for a task an API
+    key started, that key's role while the key is active in the workspace.
 
-    Read at every execution, so a demotion or a departure takes effect at the next call. A task with no
-    creator, or whose creator left the workspace, acts as a viewer.
+    Read at every execution, so a demotion, a departure or a revoked key takes effect at the next call. A task
+    with no creator, whose creator left the workspace, or whose key was revoked, acts as a viewer.
     """
-    if task.created_by_id is None:
-        return Role.VIEWER
-    role = (
-        Membership.objects.filter(workspace_id=task.workspace_id, user_id=task.created_by_id)
-        .values_list("role", flat=True)
-        .first()
-    )
+    if task.created_by_id is not None:
+        role = (
+            Membership.objects.filter(workspace_id=task.workspace_id, user_id=task.created_by_id)
+            .values_list("role", flat=True)
+            .first()
+        )
+    elif task.created_by_key_id is not None:
+        role = _active_keys(task.workspace_id).filter(pk=task.created_by_key_id).values_list("role", flat=True).first()
+    else:
+        role = None
     return role or Role.VIEWER
+
+
+def _active_keys(workspace_id):
+    return ApiKey.objects.filter(workspace_id=workspace_id, revoked_at__isnull=True)
 
 
 def task_permissions(task_id: int) -> dict:
@@ -176,4 +184,11 @@ def task_permissions(task_id: int) -> dict:
 def with_acting_role(tasks):
     """Annotate each task with `acting_role`, the same answer as task_role, in the same query."""
     creator_role = Membership.objects.filter(workspace_id=OuterRef("workspace_id"), user_id=OuterRef("created_by_id"))
-    return tasks.annotate(acting_role=Coalesce(Subquery(creator_role.values("role")[:1]), Value(Role.VIEWER.value)))
+    key_role = ApiKey.objects.filter(
+        workspace_id=OuterRef("workspace_id"), pk=OuterRef("created_by_key_id"), revoked_at__isnull=True
+    )
+    return tasks.annotate(
+        acting_role=Coalesce(
+            Subquery(creator_role.values("role")[:1]), Subquery(key_role.values("role")[:1]), Value(Role.VIEWER.value)
+        )
+    )

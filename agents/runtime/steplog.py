@@ -25,7 +25,7 @@ from agents.models import Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn
 from agents.runtime.snapshot import model_from_row
 from lomote.kernel.events import push_hint_on_commit
 from lomote.kernel.prepared import prepared_cursor
-from workspace.models import Event, Membership, Role, Workspace
+from workspace.models import ApiKey, Event, Membership, Role, Workspace
 from workspace.services.events import event_append
 
 
@@ -219,18 +219,22 @@ def call_result_write(
     return updated
 
 
-TASK_LOCK_COLUMNS = ("id", "workspace_id", "status", "created_by_id", "permissions", "autonomy")
+TASK_LOCK_COLUMNS = ("id", "workspace_id", "status", "created_by_id", "created_by_key_id", "permissions", "autonomy")
 
 
 @lru_cache(maxsize=1)
 def _task_lock_sql() -> str:
-    task, membership = _q(Task._meta.db_table), _q(Membership._meta.db_table)
+    task, membership, key = _q(Task._meta.db_table), _q(Membership._meta.db_table), _q(ApiKey._meta.db_table)
     columns = ", ".join(f"t.{_q(c)}" for c in TASK_LOCK_COLUMNS)
-    # agents.selectors.with_acting_role: the creator's current role in the workspace, else viewer.
+    # agents.selectors.with_acting_role: the creator's current role in the workspace, else the active role of the
+    # API key that started it, else viewer.
     return f"""
     SELECT {columns},
            coalesce((SELECT m.role FROM {membership} m
-                     WHERE m.workspace_id = t.workspace_id AND m.user_id = t.created_by_id LIMIT 1), %(viewer)s)
+                     WHERE m.workspace_id = t.workspace_id AND m.user_id = t.created_by_id LIMIT 1),
+                    (SELECT k.role FROM {key} k
+                     WHERE k.workspace_id = t.workspace_id AND k.id = t.created_by_key_id AND k.revoked_at IS NULL),
+                    %(viewer)s)
     FROM {task} t WHERE t.id = %(task)s
     FOR NO KEY UPDATE OF t
     """  # noqa: S608 - names from model meta, values are parameters

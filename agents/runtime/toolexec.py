@@ -181,7 +181,8 @@ def _run_one(run: RunContext, call: ToolCall) -> Outcome:
 
 def acting_task(task_id: int) -> Task:
     """The task's role, permissions and autonomy, in one query."""
-    return with_acting_role(Task.objects.filter(pk=task_id).only("created_by_id", "permissions", "autonomy")).get()
+    columns = ("created_by_id", "created_by_key_id", "permissions", "autonomy")
+    return with_acting_role(Task.objects.filter(pk=task_id).only(*columns)).get()
 
 
 def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> ToolArgs | Outcome:

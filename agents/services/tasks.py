@@ -41,7 +41,13 @@ def task_create(
     """
     access.require(Role.EDITOR)
     task = Task.objects.create(
-        workspace=access.workspace, kind=kind, title=title, brief=brief, language=language, created_by=access.user
+        workspace=access.workspace,
+        kind=kind,
+        title=title,
+        brief=brief,
+        language=language,
+        created_by=access.user,
+        created_by_key=access.api_key,
     )
     GoalRevision.objects.create(task=task, revision=task.goal_revision, brief=brief)
     if kind == TaskKind.LIGHTWEIGHT:
