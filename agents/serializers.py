@@ -758,6 +758,13 @@ class ProvenanceJobOut(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
+class ProvenanceCoversOut(serializers.Serializer):
+    operation = serializers.CharField(allow_blank=True)
+    items = serializers.IntegerField(allow_null=True)
+    per_item = serializers.IntegerField(allow_null=True, help_text="Credits per item.")
+    amount = serializers.IntegerField(help_text="Credits in all.")
+
+
 class ProvenanceDecisionOut(serializers.Serializer):
     card_id = serializers.IntegerField()
     kind = serializers.CharField()
@@ -767,14 +774,20 @@ class ProvenanceDecisionOut(serializers.Serializer):
     resolved_by = serializers.CharField(allow_null=True, help_text="The username of who resolved it.")
     resolved_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
+    covers = ProvenanceCoversOut(
+        allow_null=True, help_text="What a quote card asked to approve; it may cover more than this version."
+    )
+    approval_id = serializers.IntegerField(allow_null=True, help_text="The approval the card recorded, if any.")
 
 
 class ProvenanceChargeOut(serializers.Serializer):
-    call_id = serializers.CharField(help_text="The tool call the order is keyed by.")
+    order_id = serializers.IntegerField()
+    call_id = serializers.CharField(help_text="The tool call the order is keyed by: the call that made the version.")
     operation = serializers.CharField()
     amount = serializers.IntegerField(help_text="Credits.")
     status = serializers.CharField(help_text="held, captured, released or refunded.")
     authorisation = serializers.CharField()
+    approval_id = serializers.IntegerField(allow_null=True, help_text="The person's approval it was held under.")
     captured = serializers.BooleanField()
     released = serializers.BooleanField(help_text="Released or refunded: nothing was kept.")
     created_at = serializers.DateTimeField()

@@ -1,5 +1,5 @@
 """How an artifact version was made (issue 16 item 4): its task, the person's request, the exact model lease,
-the tool calls of the step that made it and their results, the human decisions, the charges, what it came from,
+the tool calls of the step that made it and their results, the human decisions, its own charges, what it came from,
 the long-term memories its step was shown and the creative guides its turn read before making it (its sources).
 
 Read-only and scoped to the caller's workspace: another workspace's artifact, a deleted artifact or a version that
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from agents.models import Card, InboxMessage, MainMessage, Task, ToolCall, ToolCallStatus
+from agents.models import Card, CardKind, InboxMessage, MainMessage, Task, ToolCall, ToolCallStatus
 from agents.services.forgotten import Redactor
 from billing.models import Order
 from memory.models import MemoryVersion, VersionStatus
@@ -171,9 +171,27 @@ def _decisions(task, version: ArtifactVersion, redact: Redactor) -> list[dict[st
             "resolved_by": _username(c.resolved_by),
             "resolved_at": c.resolved_at,
             "created_at": c.created_at,
+            **_approved(c),
         }
         for c in cards.order_by("-created_at", "-id")[:MAX_CARDS]
     ]
+
+
+def _approved(card: Card) -> dict[str, Any]:
+    """What a quote card asked to approve (one approval may cover a whole series, of which a version is one
+    charge) and the approval it recorded, which that version's charge names (`approval_id`)."""
+    payload = card.payload if isinstance(card.payload, dict) else {}
+    resolution = card.resolution if isinstance(card.resolution, dict) else {}
+    covers = None
+    if card.kind == CardKind.QUOTE and isinstance(payload.get("amount"), int):
+        covers = {
+            "operation": str(payload.get("operation") or ""),
+            "items": payload["items"] if isinstance(payload.get("items"), int) else None,
+            "per_item": payload["per_item"] if isinstance(payload.get("per_item"), int) else None,
+            "amount": payload["amount"],
+        }
+    approval = resolution.get("approval")
+    return {"covers": covers, "approval_id": approval if isinstance(approval, int) else None}
 
 
 def _memories(step, workspace_id: int) -> list[dict[str, Any]]:
@@ -261,19 +279,25 @@ def version_provenance(*, access: Access, artifact_id: int, number: int) -> Prov
 
     lease = getattr(turn, "model_lease", None) if turn is not None else None
     calls = list(step.tool_calls.order_by("index")[:MAX_CALLS]) if step is not None else []
+    # Only the order of the call (and its job) that made this version: an order is keyed by its call's id, and
+    # the step's other paid calls (the other images of a series) were charged for other versions.
+    keys = {k for k in (source.call_id if source else None, job.idempotency_key if job else None) if k}
+    orders = Order.objects.filter(workspace_id=workspace_id, idempotency_key__in=keys).order_by("id") if keys else []
     charges = [
         {
+            "order_id": o.pk,
             "call_id": o.idempotency_key,
             "operation": o.operation,
             "amount": o.amount,
             "status": o.status,
             "authorisation": o.authorisation,
+            "approval_id": o.approval_id,
             "captured": o.status == "captured",
             "released": o.status in ("released", "refunded"),
             "created_at": o.created_at,
             "settled_at": o.settled_at,
         }
-        for o in Order.objects.filter(workspace_id=workspace_id, idempotency_key__in=[c.call_id for c in calls])
+        for o in orders
     ]
     if version.author_user_id is not None:
         made_by = "person"

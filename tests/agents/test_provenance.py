@@ -11,10 +11,11 @@ from django.core.files.base import ContentFile
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.models import Card, CardKind, CardStatus, InboxMessage, ModelLease, Turn
+from agents.models import Card, CardKind, CardStatus, ChecklistItem, InboxMessage, ModelLease, Turn
 from agents.runtime.loop import turn_run
 from agents.services.card_actions import card_act
 from agents.services.memory_forget import memory_forget_ask
+from billing.models import Order
 from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_topup
 from memory.models import Memory, MemoryKind, MemoryVersion, VersionOperation
@@ -121,6 +122,44 @@ def test_a_generated_poster_says_which_model_call_job_approval_charge_and_reques
     )
     assert charge["amount"] > 0
     assert body["derived_from"] == []
+
+
+def test_each_image_of_a_series_made_in_one_step_lists_only_its_own_charge(
+    task, tools, script, owner, alice, upstream, client_for
+):
+    # given three images made by three paid calls of one step, after alice approved one quote for all three
+    spend_policy_update(access=owner, no_confirm_threshold=0)
+    for n in (1, 2, 3):
+        ChecklistItem.objects.create(task=task, position=n, title=f"Poster {n} of 3")
+    asked(task, alice, "Make a series of 3 retro posters")
+    calls = [("generate_image", {"prompt": f"retro poster {n} of 3", "checklist_position": n}) for n in (1, 2, 3)]
+    run(task, tools, script, [says("Quoting the series.", *calls)])
+    card = Card.objects.get(task=task, kind=CardKind.QUOTE, status=CardStatus.OPEN)
+    card_act(access=owner, card_id=card.pk, action="approve")
+    run(task, tools, script, [says("Making the series.", *calls)], trigger="approved")
+    jobs = list(GenerationJob.objects.filter(task_id=task.pk).order_by("pk"))
+    assert len(jobs) == 3 and len({j.turn_id for j in jobs}) == 1
+    versions = [complete(job) for job in jobs]
+    orders = {o.idempotency_key: o for o in Order.objects.filter(workspace_id=task.workspace_id)}
+    assert sorted(o.amount for o in orders.values()) == [40, 40, 40]
+    client = client_for(alice)
+
+    for job, version in zip(jobs, versions, strict=True):
+        # when alice asks how one image was made
+        body = client.get(url(task.workspace_id, version.artifact_id, version.number)).json()
+
+        # then only the charge of the call that made it is listed: its amount and its order
+        order = orders[job.idempotency_key]
+        assert [(c["order_id"], c["call_id"], c["amount"], c["captured"]) for c in body["charges"]] == [
+            (order.pk, job.idempotency_key, 40, True)
+        ]
+        # the step's three calls are all shown, the one that made this image marked
+        assert [c["call_id"] for c in body["tool_calls"]] == [j.idempotency_key for j in jobs]
+        assert body["step"]["made_by_call"] == job.idempotency_key
+        # and alice's approval is listed, saying it covered the whole series, this charge under it
+        decision = next(d for d in body["decisions"] if d["card_id"] == card.pk)
+        assert decision["covers"] == {"operation": "image.generate", "items": 3, "per_item": 40, "amount": 120}
+        assert decision["approval_id"] == order.approval_id == body["charges"][0]["approval_id"]
 
 
 def test_a_second_version_names_the_first_and_a_video_names_its_source_photo(
