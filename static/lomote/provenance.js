@@ -40,6 +40,15 @@ export function decisionText(decision) {
   return decision.resolved_at ? `${text} · ${when(decision.resolved_at)}` : text;
 }
 
+/** What a quote card asked to approve, which may be a whole series: "Covered 3 × image.generate at 40 credits
+ * each, 120 credits in all". */
+export function coversText(covers) {
+  const each = covers.items != null && covers.per_item != null
+    ? `${covers.items} × ${covers.operation} at ${covers.per_item} credits each, `
+    : covers.items != null ? `${covers.items} × ${covers.operation}, ` : "";
+  return `Covered ${each}${covers.amount} credits in all`;
+}
+
 function part(id, title, ...body) {
   const headingId = `provenance-${id}-heading`;
   return h("section", { class: "provenance-part", "data-part": id, "aria-labelledby": headingId },
@@ -155,7 +164,7 @@ export class ProvenanceView {
       this.model(found),
       this.calls(found),
       this.decisions(found.decisions),
-      this.charges(found.charges),
+      this.charges(found.charges, found.decisions),
       this.sources(found.derived_from),
       this.guides(found.sources || []),
       this.memories(found.memories),
@@ -219,16 +228,22 @@ export class ProvenanceView {
       h("ul", { class: "provenance-list" }, ...decisions.map((d) =>
         h("li", { class: "provenance-decision", "data-card": String(d.card_id), "data-status": d.status },
           h("p", {}, h("bdi", { text: d.title }), h("span", { class: "reason", text: ` · ${d.kind} card` })),
-          h("p", { class: "decision", "data-resolved-by": d.resolved_by || "", text: decisionText(d) })))));
+          h("p", { class: "decision", "data-resolved-by": d.resolved_by || "", text: decisionText(d) }),
+          d.covers ? h("p", { class: "reason provenance-covers", text: coversText(d.covers) }) : null))));
   }
 
-  charges(charges) {
-    if (!charges.length) return part("charges", "Charges", none("Nothing was charged."));
-    return part("charges", "Charges",
+  /** Only this version's own charges; one approved across a series says it was this version's share. */
+  charges(charges, decisions = []) {
+    if (!charges.length) return part("charges", "Charges for this version", none("Nothing was charged."));
+    return part("charges", "Charges for this version",
       h("ul", { class: "provenance-list" }, ...charges.map((c) => {
         const outcome = c.captured ? "charged" : c.released ? "released, nothing kept" : c.status;
-        return h("li", { class: "provenance-charge", "data-status": c.status },
-          `${c.amount} credits for ${c.operation} · ${outcome} · ${c.authorisation.replaceAll("_", " ")} · ${when(c.settled_at || c.created_at)}`);
+        const under = decisions.find((d) => d.approval_id != null && d.approval_id === c.approval_id && d.covers);
+        const share = under && under.covers.amount !== c.amount
+          ? ` · this version's share of the ${under.covers.amount} credits approved`
+          : "";
+        return h("li", { class: "provenance-charge", "data-status": c.status, "data-order": String(c.order_id) },
+          `${c.amount} credits for ${c.operation} · ${outcome} · ${c.authorisation.replaceAll("_", " ")}${share} · ${when(c.settled_at || c.created_at)}`);
       })));
   }
 

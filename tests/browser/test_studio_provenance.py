@@ -33,6 +33,7 @@ def _tab_to(page, locator, *, limit: int = 15) -> None:
 
 def test_it_shows_how_a_generated_poster_was_made_with_the_model_the_calls_and_who_approved_it(studio, page):
     from agents.models import Card, ModelLease
+    from billing.models import Order
     from billing.services.policy import spend_policy_update
     from workspace.models import GenerationJob
 
@@ -95,8 +96,14 @@ def test_it_shows_how_a_generated_poster_was_made_with_the_model_the_calls_and_w
     # the approval, by name
     decision = view.locator(f".provenance-decision[data-card='{approved.pk}'] .decision")
     expect(decision).to_have_text(re.compile(r"^Approved by alice"))
-    # the charge, captured
-    expect(view.locator(".provenance-charge[data-status='captured']")).to_contain_text("credits for")
+    # and what the approval covered
+    covered = view.locator(f".provenance-decision[data-card='{approved.pk}'] .provenance-covers")
+    expect(covered).to_have_text(re.compile(r"^Covered 1 × image\.generate at \d+ credits each, \d+ credits in all$"))
+    # the charge of the call that made it, captured
+    order = Order.objects.get(workspace=studio.workspace, idempotency_key=job.idempotency_key)
+    expect(view.locator(".provenance-charge")).to_have_count(1)
+    charge = view.locator(f".provenance-charge[data-order='{order.pk}'][data-status='captured']")
+    expect(charge).to_contain_text(f"{order.amount} credits for")
     # and the memory the step was shown
     expect(view.locator("[data-part='memories'] li")).to_contain_text(["orange"])
     # and no creative guide: a quick request is one short step that reads none (a planned task's poster names the
