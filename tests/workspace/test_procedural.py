@@ -247,6 +247,63 @@ def test_it_is_deterministic_and_seedable():
     assert first.content == again.content and first.content != reseeded.content
 
 
+def _diff_bytes(a: bytes, b: bytes) -> float:
+    """Mean absolute difference per channel (0–255) between two encoded images."""
+    return _diff(*(Image.open(io.BytesIO(x)).convert("RGB") for x in (a, b)))
+
+
+# A different picture, not a detail: the mean channel difference between two images of a series must be at least
+# this. For scale — a retro poster whose seed changed only its "EST. 19xx" line differs by < 1, a "bit warmer"
+# revision of the same composition by ~5 (a uniform hue shift); a sun or shapes moved across the page, or another
+# composition, by 15 and more.
+DIFFERENT_PICTURE = 10
+
+
+def test_it_makes_each_image_of_a_series_a_different_picture():
+    # given the three jobs of a moodboard: each prompt names its place in the series, each job has its own seed
+    prompts = [f"Image {n} of 3 — a moodboard for a cozy autumn café" for n in (1, 2, 3)]
+
+    # when each is rendered through the provider's entry point
+    images = [render("image", prompt, {**SMALL, "seed": 100 + n}).content for n, prompt in enumerate(prompts)]
+    unseeded = [render("image", prompt, SMALL).content for prompt in prompts]
+
+    # then no two of them are the same picture, with or without an explicit seed
+    for series in (images, unseeded):
+        for i, j in ((0, 1), (0, 2), (1, 2)):
+            assert _diff_bytes(series[i], series[j]) > DIFFERENT_PICTURE, (i, j)
+    # while they remain a series: one palette family, one typography
+    styles = [style_for(prompt, {"seed": 100 + n}) for n, prompt in enumerate(prompts)]
+    assert len({(s.palette, s.typography, s.title) for s in styles}) == 1
+    # and the same prompt and seed still give the same bytes
+    assert render("image", prompts[1], {**SMALL, "seed": 101}).content == images[1]
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "retro brand poster",
+        "midnight jazz festival poster",
+        "neon synthwave poster",
+        "sunset festival poster",
+        "minimal swiss poster",
+        "forest eco brand poster",
+        "pastel poster",
+        "a mountain landscape at sunset",
+    ],
+)
+def test_it_gives_each_seed_its_own_picture_in_every_palette(prompt):
+    # (a pattern's cells and a logo's mark were already drawn from the seed: see test_it_composes_a_logo…)
+    renders = [render("image", prompt, {**SMALL, "seed": seed}).content for seed in (1, 2, 3)]
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        assert _diff_bytes(renders[i], renders[j]) > DIFFERENT_PICTURE, (i, j)
+
+
+def test_it_gives_each_seed_its_own_animation():
+    params = {"width": 96, "height": 96, "frames": 4}
+    first, second = (render("video", "an animated loop for a cozy café", {**params, "seed": s}) for s in (1, 2))
+    assert _diff_bytes(first.content, second.content) > DIFFERENT_PICTURE  # compares the first frames
+
+
 @pytest.mark.parametrize("layout", ["a mountain landscape at sunset", "geometric pattern, pastel"])
 def test_it_renders_other_layouts(layout):
     image = image_of(layout)

@@ -82,6 +82,16 @@ SHAPE_WORDS: dict[str, tuple[str, ...]] = {
     "pyramid": ("pyramid", "pyramide", "cone", "spire"),
     "cube": ("cube", "box", "boîte", "block", "bloc", "crate"),
 }
+# The compositions a poster without a signature motif (the default and retro palettes) is drawn as: the seed
+# chooses one, so the images of a series differ; a word of the prompt ("stripes", "waves"…) chooses it instead.
+COMPOSITIONS = ("sunburst", "stripes", "bokeh", "waves", "grid")
+COMPOSITION_WORDS: dict[str, tuple[str, ...]] = {
+    "sunburst": ("sunburst", "rays", "rayons", "strahlen", "rayos", "raios"),
+    "stripes": ("stripes", "striped", "rayures", "streifen", "rayas", "listras"),
+    "bokeh": ("bokeh", "dots", "bubbles", "bulles", "punkte", "puntos", "bolinhas"),
+    "waves": ("waves", "wavy", "vagues", "wellen", "olas", "ondas"),
+    "grid": ("grid", "grille", "raster", "cuadrícula", "grade"),
+}
 BOLD_WORDS = ("bold", "gras", "retro", "rétro", "brand", "marque", "display", "loud", "punchy", "vintage", "neon")
 LIGHT_WORDS = ("elegant", "élégant", "élégante", "minimal", "minimalist", "luxury", "luxe", "light", "fine", "thin")
 WARM_WORDS = {"warmer": 0.45, "warm": 0.3, "chaud": 0.3, "chaude": 0.3, "chaleureux": 0.3, "cozy": 0.25}
@@ -218,15 +228,14 @@ def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
         typography = "bold"
     else:
         typography = "regular"
-    motif = {
-        "retro": "sunburst",
+    signature = {
         "neon": "synthwave",
         "midnight": "moon",
         "sunset": "sun",
         "minimal": "swiss",
         "forest": "hills",
         "pastel": "circles",
-    }.get(palette_name, "sunburst")
+    }.get(palette_name)
     title = str(params.get("title") or _title(prompt))
     # Seeded by the composition (what is made — the request's first sentence, e.g. "Poster 2 of 3 — retro
     # brand poster" — its palette and layout), not by every word: "a bit warmer, move the text" re-renders the
@@ -236,6 +245,8 @@ def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
     seed = (
         int(params["seed"]) if "seed" in params else int.from_bytes(hashlib.sha256(composition.encode()).digest()[:8])
     )
+    # Explicitly asked for, else the palette's own, else the one the seed picks (a different one per seed).
+    motif = _first_match(words, COMPOSITION_WORDS, "") or signature or COMPOSITIONS[seed % len(COMPOSITIONS)]
     subtitle = params.get("subtitle")
     if subtitle is None:
         subtitle = f"EST. {random.Random(seed).randint(1952, 1979)}" if palette_name == "retro" else ""  # noqa: S311 - art, not crypto
@@ -287,8 +298,7 @@ def _mix(a: RGB, b: RGB, t: float) -> RGB:
     return tuple(_clamp(x + (y - x) * t) for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
 
 
-def _sunburst(draw: ImageDraw.ImageDraw, center: tuple[float, float], radius: float, colors: list[RGB], turn: float):
-    rays = 24
+def _sunburst(draw, center: tuple[float, float], radius: float, colors: list[RGB], turn: float, rays: int = 24):
     step = 2 * math.pi / rays
     cx, cy = center
     for i in range(rays):
@@ -322,62 +332,238 @@ def _hills(draw, width: int, height: int, rng: random.Random, colors: list[RGB],
         draw.polygon(points, fill=color)
 
 
+def _free_band(style: Style, w: int, h: int) -> tuple[float, float]:
+    """The rows a poster's motif has to itself: above a footer title, below a header one, else all of them."""
+    if not style.show_text or not style.title or style.text_position == "middle":
+        return 0.0, float(h)
+    top, bottom = _title_box(style, w, h).band
+    return (0.0, top) if style.text_position == "bottom" else (bottom, float(h))
+
+
 def _draw_poster(img: Image.Image, style: Style, rng: random.Random, frame: float) -> None:
     w, h = img.size
     bg, primary, secondary, accent, light, ink = style.palette
     draw = ImageDraw.Draw(img)
-    sun_y = h * (0.62 if style.text_position == "top" else 0.42)
-    if style.motif == "sunburst":
-        # 12 frames turn the rays by one period of their two colours: a seamless loop
-        turn = frame * 2 * math.pi / 144
-        _sunburst(draw, (w / 2, sun_y), max(w, h) * 1.2, [_mix(bg, accent, 0.35), bg], turn=turn)
-        _striped_sun(draw, (w / 2, sun_y), w * 0.3, primary, bg)
-        band = h * 0.032
-        # the stripes sit on the title's band when it is at the bottom, else at the sun's foot
-        first = sun_y + w * 0.3
-        if style.text_position == "bottom":
-            first = _title_box(style, w, h).band[0] - 4 * band
-        for i, color in enumerate((secondary, primary, accent, light)):
-            y = first + i * band
-            draw.rectangle([0, y, w, y + band * 0.8], fill=color)
-    elif style.motif == "synthwave":
-        img.paste(_gradient((w, h), bg, style.palette[4]), (0, 0))
-        _striped_sun(draw, (w / 2, sun_y), w * 0.3, primary, _mix(bg, style.palette[4], 0.5), bands=8)
-        horizon = sun_y + w * 0.12
-        draw.rectangle([0, horizon, w, h], fill=bg)
-        for i in range(12):
-            y = horizon + (h - horizon) * (i / 12) ** 1.8 + frame * 4
-            draw.line([(0, y), (w, y)], fill=secondary, width=max(1, w // 300))
-        for i in range(-10, 11):
-            draw.line(
-                [(w / 2 + i * w * 0.03, horizon), (w / 2 + i * w * 0.25, h)], fill=secondary, width=max(1, w // 300)
-            )
-    elif style.motif == "moon":
-        img.paste(_gradient((w, h), bg, primary), (0, 0))
-        for _ in range(120):
-            x, y, r = rng.uniform(0, w), rng.uniform(0, h * 0.6), rng.uniform(1, 3) * w / 768
-            draw.ellipse([x - r, y - r, x + r, y + r], fill=light)
-        mx, my, mr = w * 0.68, sun_y - h * 0.1, w * 0.14
-        draw.ellipse([mx - mr, my - mr, mx + mr, my + mr], fill=accent)
-        draw.ellipse([mx - mr * 0.55, my - mr * 1.1, mx + mr * 1.35, my + mr * 0.8], fill=_mix(bg, primary, 0.4))
-        _hills(draw, w, h, rng, [secondary, primary, _mix(bg, ink, 0.1)], base=0.6)
-    elif style.motif == "sun":
-        img.paste(_gradient((w, h), bg, secondary), (0, 0))
-        _striped_sun(draw, (w / 2, sun_y), w * 0.28, accent, _mix(bg, secondary, 0.6))
-        _hills(draw, w, h, rng, [style.palette[4], primary, _mix(bg, primary, 0.3)], base=0.62)
-    elif style.motif == "swiss":
-        draw.ellipse([w * 0.12, h * 0.12, w * 0.88, h * 0.12 + w * 0.76], fill=primary)
-        draw.rectangle([w * 0.55, h * 0.05, w * 0.62, h * 0.7], fill=accent)
-    elif style.motif == "hills":
-        img.paste(_gradient((w, h), bg, light), (0, 0))
-        draw.ellipse([w * 0.6, h * 0.12, w * 0.85, h * 0.12 + w * 0.25], fill=accent)
-        _hills(draw, w, h, rng, [light, secondary, primary], base=0.45)
-    else:  # circles
-        for _ in range(14):
-            r = rng.uniform(0.05, 0.2) * w
-            x, y = rng.uniform(0, w), rng.uniform(0, h * 0.75)
-            draw.ellipse([x - r, y - r, x + r, y + r], fill=rng.choice(style.palette[1:5]))
+    # Where the sun / the main shape sits, and how big it is, come from the seed: each image of a series is its own
+    # picture. `rng` is re-seeded for every frame, so an animation's frames share one composition.
+    sun_x = w * rng.uniform(0.3, 0.7)
+    sun_y = h * ((0.62 if style.text_position == "top" else 0.42) + rng.uniform(-0.06, 0.06))
+    radius = w * rng.uniform(0.24, 0.34)
+    loop = frame * 2 * math.pi / 12  # one turn of every periodic movement per 12 frames: a seamless loop
+    draw_motif = _POSTER_MOTIFS.get(style.motif, _circles)
+    draw_motif(img, draw, style, rng, (sun_x, sun_y, radius), frame, loop)
     _frame(draw, w, h, ink)
+
+
+Sun = tuple[float, float, float]  # centre x, centre y, radius
+
+
+def _sunburst_motif(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    bg, primary, secondary, accent, light, _ = style.palette
+    sun_x, sun_y, radius = sun
+    rays = rng.choice((16, 20, 24, 28, 32))
+    # the rays turn by one period of their two colours (two rays) per loop
+    turn = rng.uniform(0, math.pi) + loop * 2 / rays
+    _sunburst(draw, (sun_x, sun_y), max(w, h) * 1.4, [_mix(bg, accent, 0.35), bg], turn=turn, rays=rays)
+    _striped_sun(draw, (sun_x, sun_y), radius, primary, bg)
+    band = h * 0.032
+    # the stripes sit on the title's band when it is at the bottom, else at the sun's foot
+    first = sun_y + radius
+    if style.text_position == "bottom" and style.show_text:
+        first = _title_box(style, w, h).band[0] - 4 * band
+    for i, color in enumerate((secondary, primary, accent, light)):
+        y = first + i * band
+        draw.rectangle([0, y, w, y + band * 0.8], fill=color)
+
+
+def _stripes(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    colors = _rotated(list(style.palette[1:5]), rng)
+    angle = rng.uniform(-0.7, 0.7) + rng.choice((0.0, math.pi / 2))
+    period = w * rng.uniform(0.14, 0.24)
+    tx, ty = math.cos(angle), math.sin(angle)  # along a stripe
+    nx, ny = -ty, tx  # across the stripes
+    reach = math.hypot(w, h)
+    cx, cy = sun[0], sun[1]
+    # slide by one cycle of the colours per loop: the last frame leads back into the first
+    shift = (frame / 12) * period * len(colors)
+    count = int(reach / period) + len(colors) + 1
+    for k in range(-count, count):
+        d0 = k * period + shift
+        d1 = d0 + period * rng.uniform(0.4, 0.6)
+        corners = [
+            (cx + nx * d + tx * s * reach, cy + ny * d + ty * s * reach)
+            for d, s in ((d0, -1), (d0, 1), (d1, 1), (d1, -1))
+        ]
+        draw.polygon(corners, fill=colors[k % len(colors)])
+
+
+def _bokeh(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    bg, primary = style.palette[0], style.palette[1]
+    top, bottom = _free_band(style, w, h)
+    discs = []
+    count = rng.randint(14, 22)
+    for k in range(count):
+        r = w * rng.uniform(0.03, 0.14)
+        x, y = rng.uniform(0, w), rng.uniform(top, bottom)
+        # every colour of the palette shows at full strength on one of the front discs, the rest are faded
+        strength = 1.0 if k >= count - 4 else rng.uniform(0.35, 1.0)
+        color = _mix(bg, style.palette[1 + k % 4], strength)
+        discs.append((r, x, y + math.sin(loop + rng.uniform(0, 2 * math.pi)) * h * 0.015, color))
+    half = len(discs) // 2
+    for r, x, y, color in discs[:half]:  # the blurred ones behind the big disc, the others in front
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=color)
+    sun_x, sun_y, radius = sun
+    draw.ellipse([sun_x - radius, sun_y - radius, sun_x + radius, sun_y + radius], fill=primary)
+    for r, x, y, color in discs[half:]:
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=color)
+
+
+def _waves(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    bg = style.palette[0]
+    colors = _rotated([_mix(bg, style.palette[3], 0.5), *style.palette[1:5]], rng)
+    top, bottom = _free_band(style, w, h)
+    bands = rng.randint(5, 8)
+    amplitude = h * rng.uniform(0.015, 0.04)
+    cycles = rng.uniform(1.0, 2.5)
+    phase = rng.uniform(0, 2 * math.pi)
+    tilt = h * rng.uniform(-0.08, 0.08)
+    steps = 48
+    for i in range(bands):
+        base = top + (bottom - top) * (0.15 + 0.85 * i / bands)
+        line = [
+            (
+                w * k / steps,
+                base
+                + tilt * (k / steps - 0.5)
+                + amplitude * math.sin(2 * math.pi * cycles * k / steps + phase + i * 0.9 + loop),
+            )
+            for k in range(steps + 1)
+        ]
+        draw.polygon([*line, (w, h), (0, h)], fill=colors[i % len(colors)])
+
+
+def _grid(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    primary, secondary, accent, light = style.palette[1:5]
+    colors = _rotated([primary, secondary, primary, accent, light], rng)  # each colour in every row, primary most
+    top, bottom = _free_band(style, w, h)
+    n = rng.choice((3, 4, 5))
+    cell = w / n
+    rows = math.ceil((bottom - top) / cell)
+    for j in range(rows):
+        for i in range(n):
+            x, y = i * cell, top + j * cell
+            color = colors[(i + 2 * j + int(frame)) % len(colors)]
+            kind, corner = rng.randint(0, 3), rng.randint(0, 3)
+            if kind == 0:  # a quarter disc from one corner
+                cx, cy = x + cell * (corner % 2), y + cell * (corner // 2)
+                draw.ellipse([cx - cell, cy - cell, cx + cell, cy + cell], fill=color)
+            elif kind == 1:  # a half disc on one side
+                draw.pieslice([x, y, x + cell, y + cell], 90 * corner, 90 * corner + 180, fill=color)
+            elif kind == 2:  # a triangle, half the cell
+                square = [(x, y), (x + cell, y), (x + cell, y + cell), (x, y + cell)]
+                draw.polygon([square[(corner + k) % 4] for k in range(3)], fill=color)
+            else:
+                draw.ellipse([x + cell * 0.12, y + cell * 0.12, x + cell * 0.88, y + cell * 0.88], fill=color)
+    # the quarter discs spill out of their cells: the title's band and the frame are drawn over them
+
+
+def _rotated(colors: list[RGB], rng: random.Random) -> list[RGB]:
+    """The palette's colours, starting from one the seed picks: a series shares colours, not their order."""
+    at = rng.randrange(len(colors))
+    return colors[at:] + colors[:at]
+
+
+def _synthwave(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    bg, primary, secondary = style.palette[:3]
+    sun_x, sun_y, radius = sun
+    img.paste(_gradient((w, h), bg, style.palette[4]), (0, 0))
+    _striped_sun(draw, (sun_x, sun_y), radius, primary, _mix(bg, style.palette[4], 0.5), bands=rng.randint(6, 10))
+    horizon = sun_y + w * rng.uniform(0.06, 0.16)
+    draw.rectangle([0, horizon, w, h], fill=bg)
+    lines = rng.randint(9, 14)
+    for i in range(lines):
+        y = horizon + (h - horizon) * (i / lines) ** 1.8 + frame * 4
+        draw.line([(0, y), (w, y)], fill=secondary, width=max(1, w // 300))
+    spread = rng.uniform(0.18, 0.32)
+    for i in range(-10, 11):  # the floor's lines run to a vanishing point under the sun
+        floor = [(sun_x + i * w * 0.03, horizon), (sun_x + i * w * spread, h)]
+        draw.line(floor, fill=secondary, width=max(1, w // 300))
+
+
+def _moon(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    bg, primary, secondary, accent, light, ink = style.palette
+    img.paste(_gradient((w, h), bg, primary), (0, 0))
+    for _ in range(120):
+        x, y, r = rng.uniform(0, w), rng.uniform(0, h * 0.6), rng.uniform(1, 3) * w / 768
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=light)
+    mx, my, mr = w * rng.uniform(0.22, 0.78), sun[1] - h * rng.uniform(0.04, 0.16), w * rng.uniform(0.11, 0.17)
+    draw.ellipse([mx - mr, my - mr, mx + mr, my + mr], fill=accent)
+    draw.ellipse([mx - mr * 0.55, my - mr * 1.1, mx + mr * 1.35, my + mr * 0.8], fill=_mix(bg, primary, 0.4))
+    _hills(draw, w, h, rng, [secondary, primary, _mix(bg, ink, 0.1)], base=rng.uniform(0.5, 0.68))
+
+
+def _sun(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    bg, primary, secondary, accent, light, _ = style.palette
+    img.paste(_gradient((w, h), bg, secondary), (0, 0))
+    _striped_sun(draw, (sun[0], sun[1]), sun[2] * 0.9, accent, _mix(bg, secondary, 0.6))
+    _hills(draw, w, h, rng, [light, primary, _mix(bg, primary, 0.3)], base=rng.uniform(0.52, 0.7))
+
+
+def _swiss(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    primary, accent = style.palette[1], style.palette[3]
+    top, bottom = _free_band(style, w, h)
+    r = w * rng.uniform(0.3, 0.38)
+    margin = w * 0.06
+    cx = rng.uniform(min(r + margin, w / 2), max(w - r - margin, w / 2))
+    cy = rng.uniform(min(top + r + margin, (top + bottom) / 2), max(bottom - r - margin, (top + bottom) / 2))
+    draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=primary)
+    at, thickness = rng.uniform(0.2, 0.8), rng.uniform(0.05, 0.09)
+    if rng.random() < 0.5:  # a vertical bar, or a horizontal one, across the circle
+        draw.rectangle([w * at, top + h * 0.05, w * (at + thickness), bottom - h * 0.05], fill=accent)
+    else:
+        y = top + (bottom - top) * at
+        draw.rectangle([w * 0.05, y, w * 0.95, y + w * thickness], fill=accent)
+
+
+def _hills_motif(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    bg, primary, secondary, accent, light, _ = style.palette
+    img.paste(_gradient((w, h), bg, light), (0, 0))
+    x, y, r = w * rng.uniform(0.15, 0.85), h * rng.uniform(0.1, 0.25), w * rng.uniform(0.09, 0.15)
+    draw.ellipse([x - r, y - r, x + r, y + r], fill=accent)
+    _hills(draw, w, h, rng, _rotated([light, secondary, primary], rng), base=rng.uniform(0.36, 0.56))
+
+
+def _circles(img, draw, style: Style, rng: random.Random, sun: Sun, frame: float, loop: float) -> None:
+    w, h = img.size
+    for _ in range(14):
+        r = rng.uniform(0.05, 0.2) * w
+        x, y = rng.uniform(0, w), rng.uniform(0, h * 0.75)
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=rng.choice(style.palette[1:5]))
+
+
+_POSTER_MOTIFS = {
+    "sunburst": _sunburst_motif,
+    "stripes": _stripes,
+    "bokeh": _bokeh,
+    "waves": _waves,
+    "grid": _grid,
+    "synthwave": _synthwave,
+    "moon": _moon,
+    "sun": _sun,
+    "swiss": _swiss,
+    "hills": _hills_motif,
+    "circles": _circles,
+}
 
 
 def _frame(draw: ImageDraw.ImageDraw, w: int, h: int, ink: RGB) -> None:
@@ -390,9 +576,10 @@ def _draw_landscape(img: Image.Image, style: Style, rng: random.Random, frame: f
     bg, primary, secondary, accent, light, ink = style.palette
     img.paste(_gradient((w, h), light, bg), (0, 0))
     draw = ImageDraw.Draw(img)
-    r = h * 0.14
-    cy = h * 0.35 + math.sin(frame * 2 * math.pi / 12) * h * 0.04
-    draw.ellipse([w * 0.7 - r, cy - r, w * 0.7 + r, cy + r], fill=accent)
+    r = h * rng.uniform(0.1, 0.17)
+    cx = w * rng.uniform(0.15, 0.85)
+    cy = h * rng.uniform(0.25, 0.4) + math.sin(frame * 2 * math.pi / 12) * h * 0.04
+    draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=accent)
     _hills(draw, w, h, rng, [secondary, primary, _mix(primary, ink, 0.5)], base=0.5)
 
 
