@@ -27,6 +27,7 @@ from agents.services.cards import PUBLIC_ACTIONS, card_actions
 from agents.services.flow_threads import DEFAULT_MESSAGES as DEFAULT_THREAD_MESSAGES
 from agents.services.flow_threads import MAX_MESSAGES as MAX_THREAD_MESSAGES
 from lomote.kernel.serializers import StrictSerializer
+from workspace.models import Event
 from workspace.serializers import FlowRunOut
 
 # Long enough for a detailed brief or message; the body limit (LOMOTE_MAX_JSON_BODY) still applies on top.
@@ -510,9 +511,35 @@ class MainLookupOut(serializers.Serializer):
     )
 
 
+def _api_keys_posting(messages: list[MainMessage]) -> dict[int, dict]:
+    """The API key that posted each of these messages, as named then: {message id: {"id", "name"}}.
+
+    The message row keeps only `api_request`; the key is recorded as the actor (`by`) of the message's
+    "main.message" event, in the same transaction. One query, and none for a page without API messages.
+    """
+    ids = [m.pk for m in messages if m.api_request]
+    if not ids:
+        return {}
+    events = Event.objects.filter(
+        workspace_id=messages[0].workspace_id, kind="main.message", data__message__in=ids, data__by__type="api_key"
+    ).values_list("data", flat=True)
+    return {data["message"]: {"id": data["by"]["id"], "name": data["by"]["name"]} for data in events}
+
+
+class MainMessageListOut(serializers.ListSerializer):
+    def to_representation(self, data):
+        messages = list(data)
+        # The child reads the keys of the whole page from the shared context instead of a query per message.
+        self.context["api_keys"] = _api_keys_posting(messages)
+        return super().to_representation(messages)
+
+
 class MainMessageOut(serializers.ModelSerializer):
     author = serializers.CharField(
         source="author.username", allow_null=True, read_only=True, help_text="Null when an API key posted it."
+    )
+    api_key = serializers.SerializerMethodField(
+        help_text='The API key that posted it, as it was named then: {"id", "name"}; null for a person.'
     )
     candidates = MainCandidateOut(many=True, read_only=True, help_text="The tasks the routing considered.")
     delivered = serializers.SerializerMethodField(help_text="Whether the message reached a task's inbox.")
@@ -539,10 +566,12 @@ class MainMessageOut(serializers.ModelSerializer):
             "router_prompt_chars",
             "router_lookups",
             "author",
+            "api_key",
             "flow_run",
             "created_at",
         ]
         read_only_fields = fields
+        list_serializer_class = MainMessageListOut
         extra_kwargs = {
             "route": {
                 "help_text": "direct (explicit target), answer, lightweight, follow_up, new_task or clarify; flow for "
@@ -565,6 +594,21 @@ class MainMessageOut(serializers.ModelSerializer):
 
     def get_delivered(self, message) -> bool:
         return message.inbox_message_id is not None
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
+        }
+    )
+    def get_api_key(self, message) -> dict | None:
+        if not message.api_request:
+            return None
+        keys = self.context.get("api_keys")
+        if keys is None:  # a single message (its POST answer): the page's batch is not there
+            keys = _api_keys_posting([message])
+        return keys.get(message.pk)
 
 
 @extend_schema_field(

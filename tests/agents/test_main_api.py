@@ -43,6 +43,7 @@ RESPONSE_FIELDS = {
     "router_prompt_chars",
     "router_lookups",
     "author",
+    "api_key",
     "flow_run",
     "created_at",
 }  # fmt: skip
@@ -306,9 +307,14 @@ def test_it_marks_api_key_messages_as_api_requests(world):
     # when a request comes through it
     body = client.post(_url(world.workspace.pk), {"text": "Make a series of 3 cat stickers"}, format="json").json()
 
-    # then the message and its inbox message say so, and there is no author
+    # then the message and its inbox message say so, and there is no author: the key, by its name, sent it
     assert (body["api_request"], body["author"]) == (True, None)
+    assert body["api_key"]["name"] == "editor key"
     assert InboxMessage.objects.get(pk=body["inbox_message"]).source == "api_key"
+
+    # and the list the studio reads names the key too, never a person
+    listed = client.get(_url(world.workspace.pk)).json()["results"]
+    assert [(m["id"], m["author"], m["api_key"]["name"]) for m in listed] == [(body["id"], None, "editor key")]
 
 
 def test_it_refuses_unauthenticated_requests_with_401(world):
