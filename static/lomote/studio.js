@@ -44,6 +44,24 @@ function arrowsBetweenButtons(event) {
   event.preventDefault();
 }
 
+const FINISHED = ["succeeded", "failed", "timed_out"];
+// The chat after a reload shows this many of the latest messages, cards and jobs, merged by time.
+const CHAT_PAGE = 50;
+
+/** When a chat item happened, in ms: its place in the chat, live and after a reload alike. */
+function at(iso) {
+  const ms = Date.parse(iso || "");
+  return Number.isNaN(ms) ? Date.now() : ms;
+}
+
+/** Who wrote a message: a member by name, an API key by its name — never "You" for what the viewer did not send. */
+function authorLabel(message) {
+  if (message.author) return message.author;
+  if (message.api_key) return `API key · ${message.api_key.name}`;
+  if (message.api_request) return "API key";
+  return "A former member";
+}
+
 /** What a resolved card says about its resolution. */
 function resolutionText(card) {
   const { action, label, text } = card.resolution;
@@ -68,6 +86,7 @@ class Studio {
     this.cards = new Map(); // card id → its element in the chat
     this.jobs = new Map(); // job id → its progress entry in the chat
     this.messages = new Set();
+    this.askedAt = new Map(); // clarification card id → when the message it asks about was sent
     this.canvas = new Canvas({
       api: this.api, workspaceId, userId: this.userId, onError: (e) => this.error(e), onCard: (cardId) => this.revealCard(cardId),
       describeTask: (taskId) => this.taskLabel(taskId),
@@ -104,11 +123,10 @@ class Studio {
       toggle.setAttribute("aria-expanded", String(!body.hidden));
       if (!body.hidden) body.querySelector("select")?.focus();
     };
-    // Load the panels as of this seq; the socket replays everything after it, so nothing falls between.
+    // Load the panels as of this seq; the socket replays everything after it, so nothing falls between
+    // (a replayed event for something already shown updates it in place: messages by id, cards, jobs).
     const after = workspace.last_event_seq || 0;
-    await Promise.all([
-      this.loadMessages(), this.loadTasks(), this.loadCards(), this.loadJobs(), this.billing.load(), this.memory.load(), this.members.load(),
-    ]);
+    await Promise.all([this.loadChat(), this.billing.load(), this.memory.load(), this.members.load()]);
     await this.canvas.load();
     this.live = new LiveLog({
       workspaceId: this.workspaceId,
@@ -136,10 +154,47 @@ class Studio {
 
   // --- chat ---------------------------------------------------------------------------------------------
 
-  async loadMessages() {
-    const page = await this.api.get("/messages/?limit=50");
-    const messages = [...page.results].sort((a, b) => a.id - b.id);
-    for (const message of messages) this.showMessage(message);
+  /**
+   * The chat as it happened: the latest messages, cards (resolved ones too) and generation jobs, fetched
+   * together with the tasks that name them, then merged by creation time and rendered once.
+   */
+  async loadChat() {
+    const [messages, cards, jobs] = await Promise.all([
+      this.api.get(`/messages/?limit=${CHAT_PAGE}`),
+      this.api.get(`/cards/?limit=${CHAT_PAGE}`),
+      this.api.get(`/jobs/?limit=${CHAT_PAGE}`),
+      this.loadTasks(),
+    ]);
+    // A list with more behind its page only covers the time since its oldest item: older items of the other
+    // lists would show without their context, so the chat starts where every list is complete.
+    const since = Math.max(...[messages, cards, jobs].map((page) => (page.next && page.results.length ? at(page.results.at(-1).created_at) : -Infinity)));
+    const items = [
+      ...messages.results.map((m) => ({ at: at(m.created_at), rank: 0, id: m.id, show: () => this.showMessage(m), task: m.task })),
+      ...cards.results.map((c) => ({ at: at(c.created_at), rank: 1, id: c.id, show: () => this.showCard(c), task: c.task })),
+      ...jobs.results.map((j) => ({ at: at(j.created_at), rank: 2, id: j.id, show: () => this.showJob(this.jobEntry(j), j.created_at), task: j.task_id })),
+    ].filter((item) => item.at >= since);
+    // A clarification card is stored just before the message that asked it: it shows after that message.
+    for (const m of messages.results) if (m.route === "clarify" && m.card) this.askedAt.set(m.card, at(m.created_at));
+    for (const item of items) if (item.rank === 1 && this.askedAt.has(item.id)) item.at = Math.max(item.at, this.askedAt.get(item.id));
+    // Name every task the chat mentions before the first line is drawn (quick and older tasks are not in the list).
+    const missing = new Set(items.map((item) => item.task).filter((id) => id && !this.tasks.has(id)));
+    await Promise.all([...missing].map((id) => this.loadTask(id).catch(() => {})));
+    items.sort((a, b) => a.at - b.at || a.rank - b.rank || a.id - b.id);
+    chat.replaceChildren();
+    for (const item of items) item.show();
+    this.scroll();
+  }
+
+  /**
+   * Put chat elements where their time says: live items almost always land at the end, but an answer that
+   * arrives after a newer event (a POST's own response, a card fetched late) still takes its place.
+   */
+  place(key, ...elements) {
+    for (const element of elements) element.dataset.at = String(key);
+    let before = chat.lastElementChild;
+    while (before && Number(before.dataset.at) > key) before = before.previousElementSibling;
+    if (before) before.after(...elements);
+    else chat.prepend(...elements);
   }
 
   cardSubject(card) {
@@ -157,7 +212,8 @@ class Studio {
     this.messages.add(message.id);
     if (message.route === "flow") {
       // Not the person's words: a Flow run's result posted to Main.
-      this.flowThreads.result({ key: `main:${message.id}`, runId: message.flow_run, thread: "main", text: message.text });
+      const item = this.flowThreads.result({ key: `main:${message.id}`, runId: message.flow_run, thread: "main", text: message.text });
+      if (item) item.dataset.at = String(at(message.created_at));
       return;
     }
     const route = ROUTES[message.route] || message.route;
@@ -165,13 +221,20 @@ class Studio {
     const item = h(
       "li",
       { class: "msg person", "data-message": String(message.id) },
-      h("p", { class: "who", text: message.author || "You" }),
+      h("p", { class: "who", "data-api-key": message.api_key?.id ?? null, text: authorLabel(message) }),
       h("p", { class: "text", dir: "auto", text: message.text }),
       h("p", { class: "route", "data-route": message.route, "data-task": message.task ?? "" }, `→ ${routeText}`),
     );
-    chat.append(item);
-    if (message.reply || message.refusal) {
-      chat.append(h("li", { class: "msg main" }, h("p", { class: "who", text: "Main" }), h("p", { class: "text", dir: "auto", text: message.reply || message.refusal })));
+    const reply = message.reply || message.refusal
+      ? h("li", { class: "msg main" }, h("p", { class: "who", text: "Main" }), h("p", { class: "text", dir: "auto", text: message.reply || message.refusal }))
+      : null;
+    const key = at(message.created_at);
+    this.place(key, ...[item, reply].filter(Boolean));
+    // Its clarification card was stored (and may have arrived) just before it: the question follows the message.
+    if (message.route === "clarify" && message.card) {
+      this.askedAt.set(message.card, key);
+      const card = this.cards.get(message.card);
+      if (card) this.place(key, card);
     }
     this.scroll();
   }
@@ -231,11 +294,6 @@ class Studio {
 
   // --- cards --------------------------------------------------------------------------------------------
 
-  async loadCards() {
-    const page = await this.api.get("/cards/?status=open&limit=50");
-    for (const card of [...page.results].sort((a, b) => a.id - b.id)) this.showCard(card);
-  }
-
   async fetchCard(cardId) {
     this.showCard(await this.api.get(`/cards/${cardId}/`));
   }
@@ -254,8 +312,10 @@ class Studio {
     // A card is re-rendered when its event arrives (possibly just after another panel focused it): the keyboard
     // stays where it was — the same control of the new element, else its heading.
     const active = existing?.contains(document.activeElement) ? document.activeElement : null;
-    if (existing) existing.replaceWith(element);
-    else chat.append(element);
+    if (existing) {
+      element.dataset.at = existing.dataset.at;
+      existing.replaceWith(element);
+    } else this.place(Math.max(at(card.created_at), this.askedAt.get(card.id) ?? -Infinity), element);
     this.cards.set(card.id, element);
     if (active) {
       const same = active.id ? element.querySelector(`#${CSS.escape(active.id)}`) : null;
@@ -346,24 +406,23 @@ class Studio {
 
   // --- generation progress ----------------------------------------------------------------------------
 
-  async loadJobs() {
-    const page = await this.api.get("/jobs/?limit=50");
-    for (const job of page.results) {
-      if (!["succeeded", "failed", "timed_out"].includes(job.status)) this.showJob({ job: job.id, task: job.task_id, kind: job.kind, status: job.status, progress: job.progress });
-    }
+  /** A job from the REST API as its generation.* events describe it: a finished one shows its final state. */
+  jobEntry(job) {
+    return { job: job.id, task: job.task_id, kind: job.kind, status: job.status, progress: job.progress };
   }
 
-  showJob(data) {
+  /** A generation job's progress line; `when` is when it started (its first event's time when live). */
+  showJob(data, when) {
     let entry = this.jobs.get(data.job);
     if (!entry) {
       const bar = progressBar(data.progress, `Generation ${data.job} progress`);
       const label = h("span", { class: "job-label" });
       entry = { element: h("li", { class: "msg job", "data-job": String(data.job) }, label, bar), bar, label };
       this.jobs.set(data.job, entry);
-      chat.append(entry.element);
+      this.place(at(when), entry.element);
       this.scroll();
     }
-    const finished = ["succeeded", "failed", "timed_out"].includes(data.status);
+    const finished = FINISHED.includes(data.status);
     entry.bar.value = finished && data.status === "succeeded" ? 100 : data.progress || 0;
     entry.element.dataset.status = data.status;
     entry.label.textContent = `${data.kind || "generation"} #${data.job} for ${this.taskLabel(data.task)}: ${data.status}${finished ? "" : ` ${data.progress || 0}%`}`;
@@ -396,7 +455,7 @@ class Studio {
       this.fetchCard(data.card);
       if (data.kind === "quote") this.billing.apply(event);
     } else if (kind.startsWith("generation.")) {
-      this.showJob(data);
+      this.showJob(data, event.at);
       if (kind === "generation.succeeded" && data.artifact) this.canvas.artifactChanged(data.artifact, { version: data.version, author: { type: "task", task: data.task } });
     } else if (kind.startsWith("billing.")) {
       this.billing.apply(event);

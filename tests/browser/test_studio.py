@@ -171,3 +171,73 @@ def test_it_delivers_a_card_created_while_the_socket_was_down(studio, page):
     after = int(re.search(r"after=(\d+)", reconnect).group(1))
     assert after > 0, reconnect
     shoot(page, "09-missed-card-arrived")
+
+
+CHAT_ITEMS = """() => [...document.querySelectorAll('#chat > li')].map((li) => {
+  const who = li.querySelector('.who')?.textContent || '';
+  if (li.dataset.message) return `message ${li.dataset.message} ${who}`;
+  if (li.dataset.card) return `card ${li.dataset.card} ${li.dataset.status}`;
+  if (li.dataset.job) return `job ${li.dataset.job} ${li.dataset.status}`;
+  return `${li.className} ${who}`;
+})"""
+
+
+def test_it_shows_the_chat_after_a_reload_as_it_happened(studio, page):
+    from agents.main.messages import main_card_act, main_message_post
+    from agents.models import Card, MainMessage, Task
+    from workspace.models import GenerationJob
+    from workspace.services.workspaces import api_key_create
+
+    # given a person who asked for posters, approved the quote and watched the three images being made
+    log_in(page, studio)
+    asked = main_message_post(access=studio.access, text=POSTERS)
+    card = wait_until(
+        lambda: Card.objects.filter(task_id=asked.task_id, kind="quote", status="open").first(),
+        timeout=30,
+        what="the quote card",
+    )
+    expect(page.locator(f".task-card[data-card='{card.pk}'][data-status='open']")).to_be_visible()
+    main_card_act(access=studio.access, card_id=card.pk, action="approve")
+    wait_until(lambda: Task.objects.get(pk=asked.task_id).status == "done", timeout=60, what="the task to be done")
+    jobs = list(GenerationJob.objects.filter(task_id=asked.task_id).order_by("created_at", "id"))
+    assert [job.status for job in jobs] == ["succeeded"] * 3
+    expect(page.locator(".msg.job[data-status='succeeded']")).to_have_count(3)
+
+    # and then a message to Main posted through the API with the "Zapier" key
+    _, raw_key = api_key_create(access=studio.access, name="Zapier", role="editor")
+    answer = page.request.post(
+        f"{studio.url}/api/v1/workspaces/{studio.workspace.pk}/messages/",
+        data={"text": "Thanks, that looks great!"},
+        headers={"Authorization": f"Bearer {raw_key}"},
+    )
+    assert answer.status == 201, answer.text()
+    assert answer.json()["api_key"]["name"] == "Zapier"
+    thanks = MainMessage.objects.get(pk=answer.json()["id"])
+    assert thanks.author_id is None
+    expect(page.locator(f"[data-message='{thanks.pk}'] .who")).to_have_text("API key · Zapier")
+    live = page.evaluate(CHAT_ITEMS)
+    shoot(page, "10-chat-live")
+
+    # when the page is reloaded
+    page.reload()
+    page.locator("#studio[data-ready='true']").wait_for()
+    page.locator("#connection[data-state='live']").wait_for()
+    shoot(page, "11-chat-reloaded")
+
+    # then the chat is the conversation as it happened: the request, its approved quote card (who approved
+    # it), the three finished images, then the API key's message and Main's reply — the same as seen live
+    assert page.evaluate(CHAT_ITEMS) == [
+        f"message {asked.pk} alice",
+        f"card {card.pk} resolved",
+        *[f"job {job.pk} succeeded" for job in jobs],
+        f"message {thanks.pk} API key · Zapier",
+        "msg main Main",
+    ]
+    assert page.evaluate(CHAT_ITEMS) == live
+    resolved = page.locator(f".task-card[data-card='{card.pk}']")
+    expect(resolved.locator(".card-resolution")).to_have_text("Approved by alice")
+    expect(resolved.locator(".card-title")).to_contain_text("120 credits")
+    expect(page.locator(f"[data-message='{asked.pk}'] .route")).to_contain_text(f"task #{asked.task_id} “")
+    expect(page.locator(".msg.job").first).to_contain_text(f"#{jobs[0].pk} for task #{asked.task_id} “")
+    expect(page.locator(".msg.person .who", has_text="You")).to_have_count(0)
+    assert page.js_errors == []
