@@ -604,6 +604,8 @@ class MainMessage(models.Model):
     router_lookups = models.JSONField(default=list, blank=True)
     # Sent through the open API (an API key): paid operations it leads to are confirmed one by one (DESIGN §5).
     api_request = models.BooleanField(default=False)
+    # The key that sent it (shown by its name in the chat; null for a person, or once the key is deleted).
+    api_key = models.ForeignKey("workspace.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # Why nothing ran although a target was found (task archived or cancelled, artifact deleted, card closed).
     refusal = models.CharField(max_length=32, blank=True)
     inbox_message = models.ForeignKey(

@@ -27,7 +27,6 @@ from agents.services.cards import PUBLIC_ACTIONS, card_actions
 from agents.services.flow_threads import DEFAULT_MESSAGES as DEFAULT_THREAD_MESSAGES
 from agents.services.flow_threads import MAX_MESSAGES as MAX_THREAD_MESSAGES
 from lomote.kernel.serializers import StrictSerializer
-from workspace.models import Event
 from workspace.serializers import FlowRunOut
 
 # Long enough for a detailed brief or message; the body limit (LOMOTE_MAX_JSON_BODY) still applies on top.
@@ -511,29 +510,6 @@ class MainLookupOut(serializers.Serializer):
     )
 
 
-def _api_keys_posting(messages: list[MainMessage]) -> dict[int, dict]:
-    """The API key that posted each of these messages, as named then: {message id: {"id", "name"}}.
-
-    The message row keeps only `api_request`; the key is recorded as the actor (`by`) of the message's
-    "main.message" event, in the same transaction. One query, and none for a page without API messages.
-    """
-    ids = [m.pk for m in messages if m.api_request]
-    if not ids:
-        return {}
-    events = Event.objects.filter(
-        workspace_id=messages[0].workspace_id, kind="main.message", data__message__in=ids, data__by__type="api_key"
-    ).values_list("data", flat=True)
-    return {data["message"]: {"id": data["by"]["id"], "name": data["by"]["name"]} for data in events}
-
-
-class MainMessageListOut(serializers.ListSerializer):
-    def to_representation(self, data):
-        messages = list(data)
-        # The child reads the keys of the whole page from the shared context instead of a query per message.
-        self.context["api_keys"] = _api_keys_posting(messages)
-        return super().to_representation(messages)
-
-
 class MainMessageOut(serializers.ModelSerializer):
     author = serializers.CharField(
         source="author.username", allow_null=True, read_only=True, help_text="Null when an API key posted it."
@@ -571,7 +547,6 @@ class MainMessageOut(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = fields
-        list_serializer_class = MainMessageListOut
         extra_kwargs = {
             "route": {
                 "help_text": "direct (explicit target), answer, lightweight, follow_up, new_task or clarify; flow for "
@@ -603,12 +578,8 @@ class MainMessageOut(serializers.ModelSerializer):
         }
     )
     def get_api_key(self, message) -> dict | None:
-        if not message.api_request:
-            return None
-        keys = self.context.get("api_keys")
-        if keys is None:  # a single message (its POST answer): the page's batch is not there
-            keys = _api_keys_posting([message])
-        return keys.get(message.pk)
+        key = message.api_key
+        return None if key is None else {"id": key.pk, "name": key.name}
 
 
 @extend_schema_field(

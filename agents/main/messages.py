@@ -791,6 +791,7 @@ def _record(
         refusal=refusal,
         inbox_message=inbox,
         api_request=message.api_request,
+        api_key=message.access.api_key,
         router_model=router.model if router is not None else "",
         router_prompt_chars=router_chars,
         router_lookups=router.lookups if router is not None else [],
@@ -820,7 +821,7 @@ def _record(
 
 def main_message_list(*, access: Access) -> QuerySet[MainMessage]:
     """The workspace's Main messages, newest first."""
-    return MainMessage.objects.filter(workspace=access.workspace).select_related("author").order_by("-id")
+    return MainMessage.objects.filter(workspace=access.workspace).select_related("author", "api_key").order_by("-id")
 
 
 def main_message_get(*, access: Access, message_id: int) -> MainMessage:
