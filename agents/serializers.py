@@ -778,6 +778,7 @@ class ProvenanceCoversOut(serializers.Serializer):
     items = serializers.IntegerField(allow_null=True)
     per_item = serializers.IntegerField(allow_null=True, help_text="Credits per item.")
     amount = serializers.IntegerField(help_text="Credits in all.")
+    things = serializers.CharField(help_text='What the items are, in words: "3 images".')
 
 
 class ProvenanceDecisionOut(serializers.Serializer):

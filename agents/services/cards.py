@@ -33,6 +33,7 @@ from agents.models import (
     TaskStatus,
     Turn,
 )
+from agents.services.quote_words import things, why_asked
 from agents.services.task_status import task_status_set
 from agents.transitions import card_move, card_sources
 from billing.models import Approval
@@ -254,13 +255,11 @@ def card_open_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | 
         amount, items = waiting_for.get("amount"), waiting_for.get("items") or 1
         operation, per_item = waiting_for.get("operation", ""), waiting_for.get("per_item")
         reasons = list(waiting_for.get("reasons") or [])
-        body = f"{items} × {operation} at {per_item} credits each, {amount} credits in all."
-        if reasons:
-            body += f" A person's approval is needed because of: {', '.join(map(str, reasons))}."
+        body = f"{things(operation, items)} at {per_item} credits each, {amount} credits in all.{why_asked(reasons)}"
         return card_open(
             task,
             kind=CardKind.QUOTE,
-            title=f"Approve {amount} credits for {operation}",
+            title=f"Approve {amount} credits for {things(operation, items)}",
             body=body,
             options=QUOTE_OPTIONS,
             payload={

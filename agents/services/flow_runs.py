@@ -27,6 +27,7 @@ from agents.locks import task_qs_for_update
 from agents.models import Card, CardStatus
 from agents.services.cards import QUOTE_HANDLERS, card_open_quote
 from agents.services.flow_nodes import flow_model_nodes_check
+from agents.services.quote_words import things, why_asked
 from billing.exceptions import ConfirmationRequired
 from billing.models import Approval
 from billing.selectors import wallet_get
@@ -92,9 +93,8 @@ def _open_card(run: FlowRun, paid: list[PaidNode], amount: int, reasons: list[st
     )
     task = task_qs_for_update().filter(pk=run.started_by_task_id).first() if run.started_by_task_id else None
     nodes = ", ".join(n.node_id for n in paid)
-    body = f"The Flow run #{run.pk} has {len(paid)} paid step(s) ({nodes}), {amount} credits in all."
-    if reasons:
-        body += f" A person's approval is needed because of: {', '.join(map(str, reasons))}."
+    body = f"The Flow run #{run.pk} has {things(COMPOSITE, len(paid))} ({nodes}), {amount} credits in all."
+    body += why_asked(reasons)
     return card_open_quote(
         workspace_id=run.workspace_id,
         task=task,

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from agents.models import Card, CardKind, InboxMessage, MainMessage, Task, ToolCall, ToolCallStatus
 from agents.services.forgotten import Redactor
+from agents.services.quote_words import things
 from billing.models import Order
 from memory.models import MemoryVersion, VersionStatus
 from memory.redaction import REDACTED
@@ -184,11 +185,14 @@ def _approved(card: Card) -> dict[str, Any]:
     resolution = card.resolution if isinstance(card.resolution, dict) else {}
     covers = None
     if card.kind == CardKind.QUOTE and isinstance(payload.get("amount"), int):
+        operation = str(payload.get("operation") or "")
+        items = payload["items"] if isinstance(payload.get("items"), int) else None
         covers = {
-            "operation": str(payload.get("operation") or ""),
-            "items": payload["items"] if isinstance(payload.get("items"), int) else None,
+            "operation": operation,
+            "items": items,
             "per_item": payload["per_item"] if isinstance(payload.get("per_item"), int) else None,
             "amount": payload["amount"],
+            "things": things(operation, items) if items is not None else operation,
         }
     approval = resolution.get("approval")
     return {"covers": covers, "approval_id": approval if isinstance(approval, int) else None}

@@ -40,12 +40,12 @@ export function decisionText(decision) {
   return decision.resolved_at ? `${text} · ${when(decision.resolved_at)}` : text;
 }
 
-/** What a quote card asked to approve, which may be a whole series: "Covered 3 × image.generate at 40 credits
- * each, 120 credits in all". */
+/** What a quote card asked to approve, which may be a whole series: "Covered 3 images at 40 credits each,
+ * 120 credits in all". */
 export function coversText(covers) {
   const each = covers.items != null && covers.per_item != null
-    ? `${covers.items} × ${covers.operation} at ${covers.per_item} credits each, `
-    : covers.items != null ? `${covers.items} × ${covers.operation}, ` : "";
+    ? `${covers.things} at ${covers.per_item} credits each, `
+    : covers.items != null ? `${covers.things}, ` : "";
   return `Covered ${each}${covers.amount} credits in all`;
 }
 

@@ -158,7 +158,13 @@ def test_each_image_of_a_series_made_in_one_step_lists_only_its_own_charge(
         assert body["step"]["made_by_call"] == job.idempotency_key
         # and alice's approval is listed, saying it covered the whole series, this charge under it
         decision = next(d for d in body["decisions"] if d["card_id"] == card.pk)
-        assert decision["covers"] == {"operation": "image.generate", "items": 3, "per_item": 40, "amount": 120}
+        assert decision["covers"] == {
+            "operation": "image.generate",
+            "items": 3,
+            "per_item": 40,
+            "amount": 120,
+            "things": "3 images",
+        }
         assert decision["approval_id"] == order.approval_id == body["charges"][0]["approval_id"]
 
 
