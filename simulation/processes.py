@@ -5,7 +5,6 @@ killed worker's turn is taken over in seconds rather than minutes.
 
 import contextlib
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -91,21 +90,31 @@ class Background:
         return _descendants(cluster.pid) if cluster is not None and cluster.poll() is None else []
 
     def kill_worker(self, holder_pid: int | None) -> str:
-        """SIGKILL the worker running a turn (its lease names its pid), else a random process of the cluster.
+        """SIGKILL the worker running a turn (its lease names its pid), else the whole cluster, which a supervisor
+        starts again.
 
-        django-q2's sentinel starts a new worker in its place; the watchdog takes the dead worker's turn over
-        once its lease expires. Returns what was killed, for the report.
+        django-q2's sentinel starts a new worker in place of a dead one; the watchdog takes the dead worker's turn
+        over once its lease expires. Not a random process of the cluster: an idle worker (or the monitor) waits on
+        its multiprocessing queue holding the queue's read lock, and a SIGKILL leaves that lock taken for good — the
+        workers started in its place wait on it forever and the cluster stops working (README, "Known traps").
+        Returns what was killed, for the report.
         """
         pids = self.cluster_pids()
-        target = holder_pid if holder_pid in pids else (random.choice(pids) if pids else None)  # noqa: S311
-        if target is None:
+        if holder_pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(holder_pid, signal.SIGKILL)
+            what = f"the worker running a turn (pid {holder_pid})"
+        elif pids:
+            cluster = self.processes["cluster"]
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(cluster.pid, signal.SIGKILL)
+            cluster.wait(timeout=10)
+            what = f"the whole cluster (pid {cluster.pid} and its {len(pids)} processes)"
+        else:
             return "nothing (no cluster process found)"
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(target, signal.SIGKILL)
         self.kills += 1
-        what = "the worker running a turn" if target == holder_pid else "a cluster process"
         self._ensure_cluster()
-        return f"{what} (pid {target})"
+        return what
 
     def _ensure_cluster(self) -> None:
         """If the kill took the cluster's sentinel down with it, start a new cluster, as a supervisor would."""

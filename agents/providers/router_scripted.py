@@ -654,11 +654,17 @@ def _last_task(recent: list[dict[str, Any]]) -> int | None:
 # --- the decision -------------------------------------------------------------------------------------------
 
 
+def _leading(token: str) -> bool:
+    """Politeness or a verb of making, also when hyphenated with its subject ("Peux-tu", "Pouvez-vous")."""
+    parts = fold(token).strip(".,;:!?'\"«»“”¿¡").split("-")
+    return all(part in _LEADING for part in parts if part) and any(parts)
+
+
 def _title(message: str) -> str:
     """A task title from the person's words: leading politeness and verbs of making dropped, first letter up."""
     tokens = message.split()
     start = 0
-    while start < len(tokens) - 1 and fold(tokens[start]).strip(".,;:!?'\"«»“”") in _LEADING:
+    while start < len(tokens) - 1 and _leading(tokens[start]):
         start += 1
     title = " ".join(tokens[start:]).strip(" .!?") or message.strip()
     title = title[:1].upper() + title[1:]

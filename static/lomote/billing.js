@@ -296,7 +296,9 @@ export class BillingPanel {
       h("td", {},
         LEDGER_KINDS[entry.kind] || entry.kind,
         entry.order ? h("span", { class: "reason", text: ` · ${operationText(entry.order.operation)}${entry.order.task ? ` · ${this.taskLabel(entry.order.task)}` : ""}` }) : null,
-        entry.memo && !entry.order ? h("span", { class: "reason", dir: "auto", text: ` · ${entry.memo}` }) : null),
+        // A memo that only repeats the kind ("Top-up · top-up") says nothing more.
+        entry.memo && !entry.order && entry.memo.toLowerCase() !== (LEDGER_KINDS[entry.kind] || entry.kind).toLowerCase()
+          ? h("span", { class: "reason", dir: "auto", text: ` · ${entry.memo}` }) : null),
       h("td", { class: "num", text: signed(entry.delta_available) }),
       h("td", { class: "num", text: signed(entry.delta_held) }),
       h("td", { text: entry.created_by || "—" }))));

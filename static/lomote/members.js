@@ -83,6 +83,7 @@ export class MembersPanel {
     element.textContent = error ? refusalText(error, context) : "";
     element.dataset.code = error instanceof ApiError ? error.code : "";
     element.hidden = !error;
+    if (error) this.notice("");  // an earlier success must not read as the outcome of what was just refused
   }
 
   // --- rendering ----------------------------------------------------------------------------------------

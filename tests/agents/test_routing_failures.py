@@ -100,6 +100,23 @@ def test_it_starts_a_task_without_asking_when_the_workspace_is_empty(access, tex
     assert message.task.brief == text and Card.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        (
+            "Peux-tu faire une affiche pour un concert de piano à Bordeaux ?",
+            "Affiche pour un concert de piano à Bordeaux",
+        ),
+        ("Pouvez-vous créer trois affiches pour un festival de jazz ?", "Trois affiches pour un festival de jazz"),
+        ("¿Puedes hacer un logo para mi panadería?", "Logo para mi panadería"),
+    ],
+)
+def test_it_titles_a_task_without_the_politeness_even_hyphenated_with_its_subject(access, text, title):
+    # "Peux-tu" / "Pouvez-vous" are one token: the politeness and the pronoun joined by a hyphen
+    message = main_message_post(access=access, text=text)
+    assert message.task is not None and message.task.title == title
+
+
 def test_it_starts_a_task_without_asking_through_rest(workspace, bob, client_for, no_enqueue):
     # when bob posts the first message through the API in an empty workspace
     url = reverse("main-message-list", kwargs={"workspace_id": workspace.pk})

@@ -184,6 +184,7 @@ def test_it_lets_owners_change_the_limits_and_shows_others_them_read_only(studio
     expect(page.locator("#topup-status")).to_have_text("Added 250 credits: 2,436 credits available.")
     expect(page.locator("#billing-panel")).to_have_attribute("data-available", "2436")
     expect(page.locator("#ledger-position")).to_have_text("1–10 of 14")
+    expect(page.locator("#ledger-rows tr").first.locator("td").nth(1)).to_have_text("Top-up")  # not "· top-up" too
 
     # when bob asks for two quotes through the API (no card: nobody put them in the chat)
     first = _api(
