@@ -153,26 +153,13 @@ def card_get(*, access: Access, card_id: int) -> Card:
 
 def task_role(task: Task) -> str:
     """The role the task acts with: its creator's current role in the task's workspace, or, for a task an API
-    key started, that key's role while the key is active in the workspace.
+    key started, that key's role while the key is active in the workspace (`with_acting_role`, the one rule).
 
     Read at every execution, so a demotion, a departure or a revoked key takes effect at the next call. A task
     with no creator, whose creator left the workspace, or whose key was revoked, acts as a viewer.
     """
-    if task.created_by_id is not None:
-        role = (
-            Membership.objects.filter(workspace_id=task.workspace_id, user_id=task.created_by_id)
-            .values_list("role", flat=True)
-            .first()
-        )
-    elif task.created_by_key_id is not None:
-        role = _active_keys(task.workspace_id).filter(pk=task.created_by_key_id).values_list("role", flat=True).first()
-    else:
-        role = None
+    role = with_acting_role(Task.objects.filter(pk=task.pk)).values_list("acting_role", flat=True).first()
     return role or Role.VIEWER
-
-
-def _active_keys(workspace_id):
-    return ApiKey.objects.filter(workspace_id=workspace_id, revoked_at__isnull=True)
 
 
 def task_permissions(task_id: int) -> dict:

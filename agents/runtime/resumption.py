@@ -43,7 +43,7 @@ from agents.resume import (
     evaluate,
 )
 from agents.runtime.toolexec import OUTCOME_UNKNOWN
-from agents.selectors import with_acting_role
+from agents.selectors import task_role
 from agents.services.cards import CONFIRM_HANDLERS, card_open
 from agents.services.task_status import task_status_set
 from agents.services.tasks import task_resume_prepare
@@ -77,14 +77,13 @@ class Reading:
     def of(cls, task: Task) -> "Reading":
         call = interrupted_call(task)
         tool, action = _action(task, call) if call is not None else (None, None)
-        role = with_acting_role(Task.objects.filter(pk=task.pk)).values_list("acting_role", flat=True).first()
         return cls(
             call=call,
             tool=tool,
             action=action,
             spending=task_spending(workspace_id=task.workspace_id, task_id=task.pk),
             sources=source_revisions(task),
-            role=role or Role.VIEWER,
+            role=task_role(task),
         )
 
 

@@ -255,12 +255,12 @@ def card_open_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | 
         amount, items = waiting_for.get("amount"), waiting_for.get("items") or 1
         operation, per_item = waiting_for.get("operation", ""), waiting_for.get("per_item")
         reasons = list(waiting_for.get("reasons") or [])
-        body = f"{things(operation, items)} at {per_item} credits each, {amount} credits in all.{why_asked(reasons)}"
+        bought = things(operation, items)
         return card_open(
             task,
             kind=CardKind.QUOTE,
-            title=f"Approve {amount} credits for {things(operation, items)}",
-            body=body,
+            title=f"Approve {amount} credits for {bought}",
+            body=f"{bought} at {per_item} credits each, {amount} credits in all.{why_asked(reasons)}",
             options=QUOTE_OPTIONS,
             payload={
                 "source": "approval",
