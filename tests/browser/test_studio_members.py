@@ -108,6 +108,8 @@ def test_it_lets_an_owner_invite_by_username_and_change_a_role_at_800_px(studio,
     make_user("carol")
     membership_add(access=studio.access, user_identifier="carol", role=Role.VIEWER)
     expect(panel.locator(".member[data-username='carol']")).to_have_attribute("data-role", "viewer")
+    # (carol's row can come with an earlier reload; her own event, and its notice, arrive by the log tail)
+    expect(page.locator("#members-notice")).to_have_text("carol joined as Viewer (by alice).")
     expect(mine.get_by_label("Role of alice", exact=True)).to_have_value("editor")
     mine.get_by_role("button", name="Change role of alice").click()
 
