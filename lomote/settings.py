@@ -57,8 +57,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "lomote",  # before django_q: its qcluster command replaces django-q2's (lomote/management/commands/qcluster.py)
     "django_q",
-    "lomote",
     "workspace",
     "billing",
     "memory",

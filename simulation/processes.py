@@ -44,7 +44,8 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`: its children, theirs, and so on."""
     out, todo = [], [pid]
     while todo:
         for child in _children(todo.pop()):
@@ -87,16 +88,15 @@ class Background:
 
     def cluster_pids(self) -> list[int]:
         cluster = self.processes.get("cluster")
-        return _descendants(cluster.pid) if cluster is not None and cluster.poll() is None else []
+        return descendants(cluster.pid) if cluster is not None and cluster.poll() is None else []
 
     def kill_worker(self, holder_pid: int | None) -> str:
         """SIGKILL the worker running a turn (its lease names its pid), else the whole cluster, which a supervisor
         starts again.
 
         django-q2's sentinel starts a new worker in place of a dead one; the watchdog takes the dead worker's turn
-        over once its lease expires. Not a random process of the cluster: an idle worker (or the monitor) waits on
-        its multiprocessing queue holding the queue's read lock, and a SIGKILL leaves that lock taken for good — the
-        workers started in its place wait on it forever and the cluster stops working (README, "Known traps").
+        over once its lease expires. The worker running a turn rather than a random process: that is the kill a
+        scenario is about (a random idle one no longer wedges the cluster: lomote/kernel/qcluster_queue.py).
         Returns what was killed, for the report.
         """
         pids = self.cluster_pids()
