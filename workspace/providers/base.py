@@ -27,7 +27,8 @@ billing's business. `kinds` lists the kinds the provider can produce.
 
 Providers whose upstream is synchronous (the embedded renderer, a hosted API that answers with the image)
 derive from `WorkerProvider`: `submit` enqueues a django-q job and returns its id; the job calls `work()`,
-which reports through the `report` callable it is given.
+which reports through the `report` callable it is given. On the ORM broker the message goes in the job row's own
+transaction instead (`submit_with_the_job`): such a submission is never uncertain.
 """
 
 import base64
@@ -39,6 +40,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import router
+from django_q.brokers import get_broker
+from django_q.brokers.orm import ORM
+from django_q.conf import Conf
 from django_q.models import Task
 from django_q.tasks import async_task
 
@@ -145,6 +150,11 @@ class GenerationProvider(ABC):
     def submit(self, job: GenerationJob) -> str:
         """Start the job upstream; return the upstream id. Runs outside any transaction (see module doc)."""
 
+    def submit_with_the_job(self, job: GenerationJob) -> str | None:
+        """Submit inside the transaction that writes the job row, when the upstream lives in that same database;
+        return the upstream id, or None when this provider cannot (then `submit` runs after the commit)."""
+        return None
+
     @abstractmethod
     def poll(self, upstream_id: str) -> Report | None:
         """The upstream's current view of the job, or None. Side-effect free."""
@@ -168,15 +178,26 @@ class WorkerProvider(GenerationProvider):
 
     def submit(self, job: GenerationJob) -> str:
         try:
-            return async_task(
-                "workspace.tasks.generation_work",
-                job.pk,
-                group="generation",
-                timeout=settings.LOMOTE_TASK_TIMEOUTS["generation"],
-                task_name=self.message_name(job.pk),
-            )
-        except Exception as exc:  # the broker is our database: an error here leaves the outcome unknown
+            return self._enqueue(job)
+        except Exception as exc:  # after the row's commit, an error here leaves the outcome unknown
             raise SubmissionUncertain("The generation job could not be queued.") from exc
+
+    def submit_with_the_job(self, job: GenerationJob) -> str | None:
+        # The ORM broker on the job's own database: the message commits with the job row, or neither does (a crash
+        # or a database restart in between leaves nothing to be uncertain about). A failure propagates and rolls
+        # the row back. Any other broker would hand the message to a worker before the row exists.
+        if not _broker_in_database_of(GenerationJob):
+            return None
+        return self._enqueue(job)
+
+    def _enqueue(self, job: GenerationJob) -> str:
+        return async_task(
+            "workspace.tasks.generation_work",
+            job.pk,
+            group="generation",
+            timeout=settings.LOMOTE_TASK_TIMEOUTS["generation"],
+            task_name=self.message_name(job.pk),
+        )
 
     def poll(self, upstream_id: str) -> Report | None:
         """A django-q job that died with an error is reported failed; otherwise the worker reports itself."""
@@ -193,3 +214,8 @@ class WorkerProvider(GenerationProvider):
     @abstractmethod
     def work(self, job: GenerationJob, report: ReportFn) -> None:
         """Do the job, reporting progress and finally success (with the output) or failure through `report`."""
+
+
+def _broker_in_database_of(model) -> bool:
+    """Whether django-q's broker stores its messages in the database `model` is written to (the ORM broker)."""
+    return Conf.ORM is not None and Conf.ORM == router.db_for_write(model) and isinstance(get_broker(), ORM)

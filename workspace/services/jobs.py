@@ -8,10 +8,12 @@ The contract other apps rely on (agents' generation tools, billing's subscriber)
         existing job (409 `idempotency_key_reused` if it asks for something else) and never reaches the
         provider a second time, whatever state the job is in. Otherwise the row is written `submitting`
         and committed, the provider's submit runs outside any transaction, and the upstream id it returns
-        is stored at once (`submitted`). A submission that raised, timed out or returned nothing is failed
-        (`submission_uncertain`, or the rejection's code) and never resubmitted. `artifact_id` makes the
-        result a new version of that artifact instead of a new artifact. Must be called outside any
-        transaction (it commits twice).
+        is stored at once (`submitted`) — or, for our own workers on the ORM broker, the message is queued
+        in the row's transaction and the job commits `submitted` (nothing to be uncertain about; a failure
+        there rolls the row back and propagates). A submission that raised, timed out or returned nothing is
+        failed (`submission_uncertain`, or the rejection's code) and never resubmitted. `artifact_id` makes
+        the result a new version of that artifact instead of a new artifact. Must be called outside any
+        transaction (it commits up to twice).
 
     job_event_apply(*, job_id=None, provider=None, upstream_id=None, status, progress=None, result=None,
                     error=None) -> bool
@@ -148,10 +150,15 @@ def job_submit(
                 base_version=base_version,
             )
             _event(job)
+            upstream_id = upstream.submit_with_the_job(job)
+            if upstream_id is not None:
+                _submitted(job, upstream_id)
     except IntegrityError:
         # Another caller inserted the same key first (an old and a new worker submitting the same call).
         existing = GenerationJob.objects.get(workspace_id=workspace_id, idempotency_key=idempotency_key)
         return _same_request(existing, kind, prompt, params, provider_name, artifact_id)
+    if job.status == JobStatus.SUBMITTED:
+        return job
 
     try:
         upstream_id = upstream.submit(job)
@@ -191,21 +198,24 @@ def _upstream_id_store(job_id: int, upstream_id: str) -> None:
     up on it): the id is stored whatever the status, and only a `submitting` job becomes `submitted`."""
     try:
         with transaction.atomic(durable=True):
-            job = generation_job_qs_for_update().get(pk=job_id)
-            now = timezone.now()
-            job.upstream_id, job.submitted_at = upstream_id, now
-            fields = ["upstream_id", "submitted_at", "updated_at"]
-            if job.status == JobStatus.SUBMITTING:
-                job.status, job.last_event_at = JobStatus.SUBMITTED, now
-                fields += ["status", "last_event_at"]
-                _event(job)
-            job.save(update_fields=fields)
+            _submitted(generation_job_qs_for_update().get(pk=job_id), upstream_id)
     except IntegrityError:
         # The provider handed out an id it already gave another job: nothing ties this job to its result.
         logger.error("generation job %s: %s reused upstream id %r", job_id, upstream_id, upstream_id)
         job_event_apply(
             job_id=job_id, status=JobStatus.FAILED, error=_error("submission_uncertain", "Duplicate job id.")
         )
+
+
+def _submitted(job: GenerationJob, upstream_id: str) -> None:
+    now = timezone.now()
+    job.upstream_id, job.submitted_at = upstream_id, now
+    fields = ["upstream_id", "submitted_at", "updated_at"]
+    if job.status == JobStatus.SUBMITTING:
+        job.status, job.last_event_at = JobStatus.SUBMITTED, now
+        fields += ["status", "last_event_at"]
+        _event(job)
+    job.save(update_fields=fields)
 
 
 def _submission_failed(job: GenerationJob, *, code: str, message: str) -> None:

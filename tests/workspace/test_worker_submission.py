@@ -1,0 +1,92 @@
+"""Our own workers' jobs are queued in the job row's transaction: a submission that cannot be uncertain.
+
+On the ORM broker the message lives in the job's database, so the row and its message commit together. A crash or
+a database outage between the two used to leave a `submitting` job that the sweeper failed as
+`submission_uncertain` — its task stopping with a failed generation although nothing had failed (the chaos soak's
+rare `generation_failed`).
+"""
+
+import pytest
+from django.db import OperationalError, connection
+from django_q.models import OrmQ
+from django_q.signing import SignedPackage
+
+from workspace.models import Event, GenerationJob
+from workspace.providers import base
+from workspace.services.jobs import job_submit
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SMALL = {"width": 96, "height": 128}
+
+
+def submit(workspace, key: str = "9:1:0") -> GenerationJob:
+    return job_submit(workspace_id=workspace.pk, idempotency_key=key, kind="image", prompt="retro poster", params=SMALL)
+
+
+def job_statuses(workspace) -> list[str]:
+    return [e.data["status"] for e in Event.objects.filter(workspace=workspace, kind="generation.progress")]
+
+
+def watch_enqueues(monkeypatch) -> list[bool]:
+    """Whether each message was queued inside a transaction."""
+    seen, real = [], base.async_task
+
+    def watch(*args, **kwargs):
+        seen.append(connection.in_atomic_block)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(base, "async_task", watch)
+    return seen
+
+
+def test_it_commits_the_job_submitted_with_its_message(workspace, monkeypatch):
+    in_transaction = watch_enqueues(monkeypatch)
+
+    # when a procedural job is submitted
+    job = submit(workspace)
+
+    # then the job is submitted, named by its message, and that message waits in the broker
+    assert job.status == "submitted" and job.submitted_at is not None
+    message = OrmQ.objects.get()
+    task = SignedPackage.loads(message.payload)
+    assert (task["id"], task["name"], task["args"]) == (job.upstream_id, f"generation-{job.pk}", (job.pk,))
+    assert job_statuses(workspace) == ["submitting", "submitted"]
+    # and its message was written in the job's own transaction
+    assert in_transaction == [True]
+
+
+def test_a_broker_failure_rolls_the_job_back_and_a_retry_submits_it_once(workspace, monkeypatch):
+    # given a database that fails while the message is written
+    def lost(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(base, "async_task", lost)
+
+    # when the job is submitted, it fails with the database error, and nothing of it is left to be uncertain about
+    with pytest.raises(OperationalError):
+        submit(workspace)
+    assert not GenerationJob.objects.exists()
+    assert not OrmQ.objects.exists()
+    assert job_statuses(workspace) == []
+
+    # when the same call is made again once the database is back
+    monkeypatch.undo()
+    job = submit(workspace)
+
+    # then it is submitted once, with one message
+    assert job.status == "submitted"
+    assert GenerationJob.objects.count() == 1 and OrmQ.objects.count() == 1
+
+
+def test_another_broker_falls_back_to_submitting_after_the_commit(workspace, monkeypatch):
+    # given a broker outside the job's database (Redis, say): its worker could see the message before the row
+    monkeypatch.setattr(base, "_broker_in_database_of", lambda model: False)
+    in_transaction = watch_enqueues(monkeypatch)
+
+    # when a job is submitted
+    job = submit(workspace)
+
+    # then the message was sent after the row had committed (`submitting`), and the id stored after it
+    assert in_transaction == [False]
+    assert job.status == "submitted" and OrmQ.objects.count() == 1
