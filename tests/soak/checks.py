@@ -125,8 +125,17 @@ def task_states(task_ids: list[int]) -> tuple[dict[str, int], list[str]]:
         settled = status in TERMINAL or task_id in open_card_tasks
         statuses[status if status in TERMINAL else f"{status} (card)" if settled else status] += 1
         if not settled:
-            unsettled.append(f"task {task_id}: {status} {stop_reason or ''}".strip())
+            unsettled.append(f"task {task_id}: {status} {stop_reason or ''}{_failed_jobs(task_id)}".strip())
     return dict(statuses), unsettled
+
+
+def _failed_jobs(task_id: int) -> str:
+    """Why a task's generations failed, to read in the soak's report."""
+    failed = GenerationJob.objects.filter(task_id=task_id, status__in=[JobStatus.FAILED, JobStatus.TIMED_OUT]).order_by(
+        "pk"
+    )
+    said = [f"job {job.pk} {job.status}: {(job.error or {}).get('code', '?')}" for job in failed]
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def _stale(findings: Findings, task_ids: list[int]) -> None:
