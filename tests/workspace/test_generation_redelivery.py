@@ -11,6 +11,7 @@ import pytest
 from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.models import OrmQ
+from django_q.models import Task as QTask
 
 from tests.support import qcluster as cluster
 from tests.support.realtime import worker_env
@@ -175,3 +176,51 @@ def test_a_render_that_lost_the_database_is_not_failed_but_handed_out_again(work
     monkeypatch.undo()
     assert jobs_poll_silent(now=later(settings.LOMOTE_GENERATION_SILENT_SECONDS + 5)).redelivered == [job.pk]
     assert generation_work(job.pk) == "succeeded"
+
+
+def _failed_delivery(job: GenerationJob) -> None:
+    """What django-q keeps of a delivery that raised (its message acknowledged): a failed result, no message."""
+    OrmQ.objects.all().delete()
+    QTask.objects.create(
+        id=job.upstream_id,
+        name=f"generation-{job.pk}",
+        func="workspace.tasks.generation_work",
+        started=timezone.now(),
+        stopped=timezone.now(),
+        success=False,
+        result="OperationalError: the database system is shutting down",
+    )
+
+
+@pytest.mark.django_db
+def test_a_rerun_safe_job_whose_delivery_failed_is_handed_out_again_not_failed(workspace, settings):
+    # given a render whose django-q job raised (the database went away before the work started) and was acked
+    job = submit(workspace)
+    _failed_delivery(job)
+
+    # when the sweeper polls it once silent
+    sweep = jobs_poll_silent(now=later(settings.LOMOTE_GENERATION_SILENT_SECONDS + 5))
+
+    # then the job is not failed (its task would stop on a failed generation) but queued again, and it renders
+    job.refresh_from_db()
+    assert sweep.redelivered == [job.pk] and job.status == "submitted"
+    assert generation_work(job.pk) == "succeeded"
+
+
+@pytest.mark.django_db
+def test_work_that_must_not_run_twice_is_failed_when_its_delivery_failed(workspace, settings):
+    with registry.override(PaidWorker.name, PaidWorker()):
+        job = job_submit(
+            workspace_id=workspace.pk,
+            idempotency_key="9:3:0",
+            kind="image",
+            prompt="p",
+            params=SMALL,
+            provider=PaidWorker.name,
+        )
+        _failed_delivery(job)
+        jobs_poll_silent(now=later(settings.LOMOTE_GENERATION_SILENT_SECONDS + 5))
+
+    job.refresh_from_db()
+    assert (job.status, job.error["code"]) == ("failed", "worker_failed")
+    assert not OrmQ.objects.exists()

@@ -200,9 +200,11 @@ class WorkerProvider(GenerationProvider):
         )
 
     def poll(self, upstream_id: str) -> Report | None:
-        """A django-q job that died with an error is reported failed; otherwise the worker reports itself."""
+        """The worker reports itself (the work's own failures included, see job_work); a django-q job that still
+        ended with an error lost its delivery — to a database restart, a timeout. Rerun-safe work says nothing, so
+        the sweeper hands it out again (until max_duration); work that must not run twice is reported failed."""
         task = Task.objects.filter(id=upstream_id).only("success").first()
-        if task is not None and not task.success:
+        if task is not None and not task.success and not self.rerun_safe:
             return Report(status="failed", error={"code": "worker_failed", "message": "The generation worker failed."})
         return None
 

@@ -388,13 +388,30 @@ def _event(job: GenerationJob) -> None:
 
 
 def job_work(*, job_id: int) -> str:
-    """Run a WorkerProvider's job (the django-q job enqueued by its submit). Safe to deliver twice."""
-    job = GenerationJob.objects.filter(pk=job_id).first()
-    if job is None or job.is_terminal:
-        return "settled"
-    provider = registry.provider_get(job.provider)
-    if not isinstance(provider, WorkerProvider):
-        return "not_a_worker_job"
+    """Run a WorkerProvider's job (the django-q job enqueued by its submit). Safe to deliver twice.
+
+    The work's own failures are reported here (`worker_failed`). Losing the database (a restart) is not the work's
+    failure and must not leave its task with a failed generation: rerun-safe work ends quietly and, once silent,
+    the generation sweeper hands it out again; other work raises, and its failed django-q job fails it.
+    """
+    provider = None
+    try:
+        job = GenerationJob.objects.filter(pk=job_id).first()
+        if job is None or job.is_terminal:
+            return "settled"
+        provider = registry.provider_get(job.provider)
+        if not isinstance(provider, WorkerProvider):
+            return "not_a_worker_job"
+        return _work(job, provider)
+    except (OperationalError, InterfaceError):
+        if provider is None or not provider.rerun_safe:
+            raise
+        logger.warning("generation job %s: database lost mid-job; left for the sweeper", job_id, exc_info=True)
+        return "interrupted"
+
+
+def _work(job: GenerationJob, provider: WorkerProvider) -> str:
+    job_id = job.pk
 
     def report(status: str, progress: int | None = None, output: Output | None = None, error=None) -> bool:
         return job_event_apply(job_id=job_id, status=status, progress=progress, result=output, error=error)
@@ -405,13 +422,7 @@ def job_work(*, job_id: int) -> str:
     try:
         provider.work(job, report)
     except (OperationalError, InterfaceError):
-        if not provider.rerun_safe:
-            raise
-        # The database went away mid-job (a restart): nothing is wrong with the work, and failing the job would
-        # leave its task with a failed generation. It ends quietly; once silent, the generation sweeper hands it
-        # out again (a rerun-safe render may run twice).
-        logger.warning("generation job %s: database lost mid-job; left for the sweeper", job_id, exc_info=True)
-        return "interrupted"
+        raise
     except Exception:  # noqa: BLE001 - the job must end; the details stay in our log, not in the event
         logger.exception("generation job %s: %s worker failed", job_id, job.provider)
         report(JobStatus.FAILED, error=_error("worker_failed", "The generation worker failed."))
