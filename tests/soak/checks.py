@@ -40,6 +40,7 @@ class Findings:
     unreconciled: list[str] = field(default_factory=list)
     event_gaps: list[str] = field(default_factory=list)
     generation_overlap: list[str] = field(default_factory=list)  # a step from an older worker after a newer one
+    retried_deliveries: list[str] = field(default_factory=list)  # figures, not failures: see `_submissions`
     statuses: dict[str, int] = field(default_factory=dict)
     orders: dict[str, int] = field(default_factory=dict)
     paid_steps: int = 0
@@ -191,14 +192,19 @@ def _money(findings: Findings, workspace_ids: list[int], task_ids: list[int]) ->
 
 def _submissions(findings: Findings, workspace_ids: list[int]) -> None:
     """Each generation job reached its provider once: one job per (task, prompt) that did not fail, and one
-    django-q job (the procedural provider's "upstream") per generation job, queued or finished."""
+    django-q job (the procedural provider's "upstream") per generation job, queued or finished without error."""
     jobs = list(GenerationJob.objects.filter(workspace_id__in=workspace_ids))
     live = Counter((j.task_id, j.prompt) for j in jobs if j.status != JobStatus.FAILED)
     findings.duplicate_submissions = [f"task {t}: {n} jobs for {p!r}" for (t, p), n in live.items() if n > 1]
     names = {f"generation-{j.pk}" for j in jobs}
     upstream = defaultdict(set)
-    for q_id, name in QTask.objects.filter(name__in=names).values_list("id", "name"):
-        upstream[name].add(q_id)
+    for q_id, name, success in QTask.objects.filter(name__in=names).values_list("id", "name", "success"):
+        if success:
+            upstream[name].add(q_id)
+        else:
+            # A delivery that raised (the database shut down under it) rendered nothing; the sweeper queues a
+            # rerun-safe render again (WorkerProvider.poll). A retry, counted, not a second submission.
+            findings.retried_deliveries.append(name)
     for queued in OrmQ.objects.all():
         try:
             task = queued.task
