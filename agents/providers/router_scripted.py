@@ -318,9 +318,26 @@ _CUE_WORDS = (
         moi me lui leur them it they elle elles ils le la les eux ca cela ceci make"""
     )
 )
-_LEADING = (STOP_WORDS | _CREATE | _folded("please also pls stp svp bitte por favor now maintenant hey")) - (
-    _TRANSFORM_VERBS
+# How people frame a request before saying what they want: modal and wanting verbs, "give me" ("Could you…",
+# "J'aimerais…", "Me gustaría…", "Ich möchte…", "Vorrei…", "Gostaria…").
+_REQUEST_FRAME = _folded(
+    """could would can will want need like love give
+    pourrais pourriez pourrait peux pouvez voudrais voudrions veux voulez aimerais aimerions souhaite souhaiterais
+    souhaitons donne donnez
+    puedes podrias puede podria pueden quiero quisiera queria gustaria necesito dame da
+    kannst konntest konnen konnten mochte mochten will brauche hatte gib
+    puoi potresti potete potreste vorrei voglio fa da
+    pode poderia podes quero gostaria preciso"""
 )
+# Pronouns bound to such a verb: after a hyphen ("Fais-moi", "Pourrais-tu", "Faça-me"), elided before an apostrophe
+# ("j'aimerais"), or fused to a Spanish or Italian imperative ("hazme", "disegnami", "fammi").
+_CLITICS = _folded(
+    "moi toi nous vous lui leur en y t il elle on me te nos le les lo la mi ti ci vi gli ne lhe j m l d s n qu"
+)
+_FUSED_CLITICS = ("melo", "mela", "me", "nos", "mi", "ci", "ti", "te")
+_LEADING = (
+    STOP_WORDS | _CREATE | _REQUEST_FRAME | _folded("please also pls stp svp bitte por favor now maintenant hey")
+) - (_TRANSFORM_VERBS)
 
 _REPLIES = {
     "status": {
@@ -655,18 +672,43 @@ def _last_task(recent: list[dict[str, Any]]) -> int | None:
 
 
 def _leading(token: str) -> bool:
-    """Politeness or a verb of making, also when hyphenated with its subject ("Peux-tu", "Pouvez-vous")."""
-    parts = fold(token).strip(".,;:!?'\"«»“”¿¡").split("-")
-    return all(part in _LEADING for part in parts if part) and any(parts)
+    """Politeness, a request's frame or a verb of making, with the pronouns bound to it ("Peux-tu", "Fais-moi",
+    "j'aimerais", "hazme")."""
+    parts = [p for p in re.split(r"[-']", fold(token).strip(".,;:!?'\"«»“”¿¡")) if p]
+    if not parts:
+        return False
+    if len(parts) == 1:
+        return parts[0] in _LEADING or _fused_clitic(parts[0])
+    return all(part in _LEADING or part in _CLITICS for part in parts) and any(p not in _CLITICS for p in parts)
+
+
+def _fused_clitic(word: str) -> bool:
+    """A verb of making or asking with its pronoun fused on: "hazme" (haz), "disegnami" (disegna), "fammi" (fa')."""
+    for suffix in _FUSED_CLITICS:
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and len(stem) >= 2:
+            # Italian doubles the pronoun's consonant after a short imperative: "fammi" (fa' + mi), "dammi".
+            undoubled = stem[:-1] if len(stem) >= 3 and stem[-1] == suffix[0] else stem
+            if stem in _CREATE or stem in _REQUEST_FRAME or undoubled in _CREATE or undoubled in _REQUEST_FRAME:
+                return True
+    return False
+
+
+_TRAILING_POLITENESS = re.compile(
+    r"[\s,;:.!?]*\b(?:please|pls|plz|thanks|thank you|merci(?: beaucoup)?|svp|stp|s[’']il (?:te|vous) pla[iî]t|"
+    r"por favor|gracias|bitte|danke|per favore|grazie|obrigad[oa])[\s.!?]*$",
+    re.IGNORECASE,
+)
 
 
 def _title(message: str) -> str:
-    """A task title from the person's words: leading politeness and verbs of making dropped, first letter up."""
+    """A task title from the person's words: the request's frame (politeness, "could you", "I'd like", verbs of
+    making) and a closing "please" dropped, first letter up."""
     tokens = message.split()
     start = 0
     while start < len(tokens) - 1 and _leading(tokens[start]):
         start += 1
-    title = " ".join(tokens[start:]).strip(" .!?") or message.strip()
+    title = _TRAILING_POLITENESS.sub("", " ".join(tokens[start:])).strip(" .!?¿¡") or message.strip()
     title = title[:1].upper() + title[1:]
     return title if len(title) <= 80 else title[:79].rsplit(" ", 1)[0] + "…"
 

@@ -109,6 +109,17 @@ def test_it_starts_a_task_without_asking_when_the_workspace_is_empty(access, tex
         ),
         ("Pouvez-vous créer trois affiches pour un festival de jazz ?", "Trois affiches pour un festival de jazz"),
         ("¿Puedes hacer un logo para mi panadería?", "Logo para mi panadería"),
+        # the verb with its object pronoun: hyphenated, elided, or fused to an imperative
+        ("Fais-moi une affiche rétro pour un café", "Affiche rétro pour un café"),
+        ("J'aimerais une vidéo du port au lever du soleil", "Vidéo du port au lever du soleil"),
+        ("Hazme un cartel para la feria del libro", "Cartel para la feria del libro"),
+        ("Disegnami un gatto che dorme sul divano", "Gatto che dorme sul divano"),
+        ("Fammi un modello 3D di una sedia", "Modello 3D di una sedia"),
+        # wanting and asking frames, and a closing "please"
+        ("Ich möchte ein Plakat für ein Sommerkonzert", "Plakat für ein Sommerkonzert"),
+        ("I would like a short video of waves at night, please", "Short video of waves at night"),
+        ("Gostaria de um cartaz para a festa junina, por favor!", "Cartaz para a festa junina"),
+        ("Pourriez-vous me créer un logo pour une librairie, s'il vous plaît ?", "Logo pour une librairie"),
     ],
 )
 def test_it_titles_a_task_without_the_politeness_even_hyphenated_with_its_subject(access, text, title):
