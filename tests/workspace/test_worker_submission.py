@@ -90,3 +90,20 @@ def test_another_broker_falls_back_to_submitting_after_the_commit(workspace, mon
     # then the message was sent after the row had committed (`submitting`), and the id stored after it
     assert in_transaction == [False]
     assert job.status == "submitted" and OrmQ.objects.count() == 1
+
+
+def test_in_sync_mode_the_work_runs_after_the_row_has_committed(workspace, monkeypatch):
+    from django_q.conf import Conf
+
+    # given django-q in sync mode (enqueuing runs the work at once, as in scripts and some tests)
+    monkeypatch.setattr(Conf, "SYNC", True)
+    in_transaction = watch_enqueues(monkeypatch)
+
+    # when a job is submitted
+    job = submit(workspace)
+
+    # then its work ran outside the row's transaction, found the row, and finished it; nothing waits in a queue
+    job.refresh_from_db()
+    assert in_transaction == [False]
+    assert job.status == "succeeded" and job.artifact_version is not None
+    assert not OrmQ.objects.exists()

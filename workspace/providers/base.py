@@ -185,8 +185,9 @@ class WorkerProvider(GenerationProvider):
     def submit_with_the_job(self, job: GenerationJob) -> str | None:
         # The ORM broker on the job's own database: the message commits with the job row, or neither does (a crash
         # or a database restart in between leaves nothing to be uncertain about). A failure propagates and rolls
-        # the row back. Any other broker would hand the message to a worker before the row exists.
-        if not _broker_in_database_of(GenerationJob):
+        # the row back. Any other broker would hand the message to a worker before the row exists; in django-q's
+        # sync mode (tests, scripts) enqueuing runs the work at once, which must find the row committed.
+        if Conf.SYNC or not _broker_in_database_of(GenerationJob):
             return None
         return self._enqueue(job)
 

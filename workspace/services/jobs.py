@@ -150,14 +150,14 @@ def job_submit(
                 base_version=base_version,
             )
             _event(job)
-            upstream_id = upstream.submit_with_the_job(job)
-            if upstream_id is not None:
-                _submitted(job, upstream_id)
+            queued_id = upstream.submit_with_the_job(job)
+            if queued_id is not None:
+                _submitted(job, queued_id)
     except IntegrityError:
         # Another caller inserted the same key first (an old and a new worker submitting the same call).
         existing = GenerationJob.objects.get(workspace_id=workspace_id, idempotency_key=idempotency_key)
         return _same_request(existing, kind, prompt, params, provider_name, artifact_id)
-    if job.status == JobStatus.SUBMITTED:
+    if queued_id is not None:
         return job
 
     try:
