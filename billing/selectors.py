@@ -62,7 +62,7 @@ def ledger_list(*, workspace_id: int) -> QuerySet[LedgerEntry]:
     """The workspace's ledger, newest first."""
     return (
         LedgerEntry.objects.filter(wallet__workspace_id=workspace_id)
-        .select_related("order", "created_by")
+        .select_related("order__approval__approved_by", "created_by")
         .order_by("-id")
     )
 

@@ -46,12 +46,16 @@ class LedgerEntryOut(serializers.ModelSerializer):
         if entry.order is None:
             return None
         order = entry.order
+        approval = order.approval
         return {
             "id": order.pk,
             "idempotency_key": order.idempotency_key,
             "operation": order.operation,
             "status": order.status,
             "task": order.task_id,
+            # What allowed the spending: a person's approval (who), or the no-confirmation limits.
+            "authorisation": order.authorisation,
+            "approved_by": approval.approved_by.username if approval is not None else None,
         }
 
 

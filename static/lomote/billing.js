@@ -46,6 +46,16 @@ function operationText(operation, params) {
   return name || "an operation";
 }
 
+/** Who moved the money: the person, or the agent with what allowed it (someone's approval, or the limits). */
+function byText(entry) {
+  if (entry.created_by) return entry.created_by;
+  const order = entry.order;
+  if (!order) return "—";
+  if (order.approved_by) return `Agent, approved by ${order.approved_by}`;
+  if (order.authorisation === "auto") return "Agent, within the limits";
+  return "Agent";
+}
+
 function problemText(error) {
   if (!(error instanceof ApiError)) return String(error);
   if (error.code === "role_required") {
@@ -301,7 +311,7 @@ export class BillingPanel {
           ? h("span", { class: "reason", dir: "auto", text: ` · ${entry.memo}` }) : null),
       h("td", { class: "num", text: signed(entry.delta_available) }),
       h("td", { class: "num", text: signed(entry.delta_held) }),
-      h("td", { text: entry.created_by || "—" }))));
+      h("td", { text: byText(entry) }))));
     const last = Math.min(start + page.results.length, page.count);
     $("ledger-position").textContent = page.count ? `${start + 1}–${last} of ${page.count}` : "No movements yet";
     $("ledger-newer").disabled = start === 0;

@@ -209,6 +209,29 @@ def test_it_lists_the_ledger_newest_first_in_pages(world, client_as, fund, place
     assert page["results"][0]["memo"] == "second" and page["results"][0]["created_by"] == "alice"
     assert page["results"][1]["order"]["idempotency_key"] == "11:0:0"
     assert page["results"][1]["order"]["status"] == "held"
+    # and says what allowed it: under the no-confirmation limits, nobody's approval
+    assert (page["results"][1]["order"]["authorisation"], page["results"][1]["order"]["approved_by"]) == ("auto", None)
+
+
+def test_it_names_who_approved_what_the_agent_spent_in_the_ledger(world, client_as, fund, place):
+    from billing.services.approvals import approval_grant
+    from billing.services.quotes import quote_create
+    from workspace.selectors import workspace_access
+
+    # given a 200-credit video quote for task 7, approved by bob, and the order placed under it
+    fund(500)
+    quote = quote_create(workspace_id=world.workspace.pk, operation="video.generate", params={"seconds": 10}, task_id=7)
+    approval_grant(
+        access=workspace_access(principal=world.users["editor"], workspace_id=world.workspace.pk), quote_id=quote.pk
+    )
+    place("12:0:0", operation="video.generate", amount=quote.amount, quote_id=quote.pk)
+
+    # when the ledger is read
+    hold = client_as("viewer").get(LEDGER_GET.url(world.workspace.pk)).json()["results"][0]
+
+    # then the hold was made by no person, and names the approval that allowed it
+    assert (hold["kind"], hold["created_by"]) == ("hold", None)
+    assert (hold["order"]["authorisation"], hold["order"]["approved_by"], hold["order"]["task"]) == ("quote", "bob", 7)
 
 
 def test_it_lists_the_holds_and_each_tasks_orders(world, client_as, fund, place):

@@ -116,6 +116,8 @@ def test_it_approves_a_quote_from_the_panel_and_the_balance_moves_live(studio, p
     expect(panel).to_have_attribute("data-available", "2380", timeout=90_000)
     expect(panel).to_have_attribute("data-held", "0", timeout=90_000)
     expect(page.locator("#ledger-rows")).to_contain_text("Charged")
+    # and each of the agent's movements says whose approval allowed it
+    expect(page.locator("#ledger-rows tr[data-kind='capture']").first).to_contain_text("Agent, approved by alice")
     shoot(page, "billing-04-charged")
 
     # and the persisted facts agree: the card resolved by alice with a 120-credit approval, three captures
