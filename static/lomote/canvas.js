@@ -9,7 +9,7 @@
 import { ApiError, fetchText } from "./api.js";
 import { h } from "./dom.js";
 import { ProvenanceView } from "./provenance.js";
-import { modelViewer } from "./viewer3d.js";
+import { modelThumbnail, modelViewer } from "./viewer3d.js";
 
 const grid = () => document.getElementById("grid");
 const viewer = () => document.getElementById("viewer");
@@ -109,7 +109,17 @@ export class Canvas {
       return h("img", { src: url, alt: artifact.title });
     }
     const label = { flow: "Flow", "3d": "3D" }[artifact.kind] || "Doc";
-    return h("div", { class: `doc-icon ${artifact.kind}`, "aria-hidden": "true", text: label });
+    const icon = h("div", { class: `doc-icon ${artifact.kind}`, "aria-hidden": "true", text: label });
+    if (artifact.kind !== "3d") return icon;
+    // A model shows a still of itself once rendered; the 3D badge stays in its corner (alone if it cannot load).
+    const still = h("img", { class: "model-thumb", alt: `${artifact.title} (3D model)`, hidden: true });
+    const frame = h("div", { class: "model-tile" }, still, icon);
+    modelThumbnail(url).then((src) => {
+      still.src = src;
+      still.hidden = false;
+      frame.dataset.thumbnail = "ready";
+    }, () => { frame.dataset.thumbnail = "none"; });
+    return frame;
   }
 
   showTile(artifact) {

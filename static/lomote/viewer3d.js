@@ -48,11 +48,8 @@ function fail(element, status, error) {
   status.textContent = `The 3D model could not be shown: ${error && error.message ? error.message : error}`;
 }
 
-async function start({ element, canvas, status, reset, url }) {
-  const { THREE, GLTFLoader, OrbitControls } = await loadThree();
-  const renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
-  renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
-  renderer.outputColorSpace = THREE.SRGBColorSpace;
+/** A scene on the viewer's background, lit so that any model shows (a sky/ground light, a key and a fill). */
+function litScene(THREE) {
   const scene = new THREE.Scene();
   scene.background = new THREE.Color(BACKGROUND);
   scene.add(new THREE.HemisphereLight(0xffffff, 0x8d8a84, 1.1));
@@ -61,6 +58,75 @@ async function start({ element, canvas, status, reset, url }) {
   const fill = new THREE.DirectionalLight(0xffffff, 0.8);
   fill.position.set(-4, -2, -3);
   scene.add(key, fill);
+  return scene;
+}
+
+function loadModel(GLTFLoader, url) {
+  return new Promise((resolve, reject) => new GLTFLoader().load(url, resolve, undefined, reject))
+    .then((gltf) => gltf.scene || gltf.scenes[0]);
+}
+
+/** Where the camera stands to see the whole model: its bounding sphere, and the distance that fits it. */
+function framing(THREE, model, camera) {
+  const box = new THREE.Box3().setFromObject(model);
+  if (box.isEmpty()) throw new Error("the file holds no geometry to show");
+  const sphere = box.getBoundingSphere(new THREE.Sphere());
+  const radius = sphere.radius || 1;
+  const distance = radius / Math.sin(THREE.MathUtils.degToRad(camera.fov / 2)) * 1.15;
+  camera.near = radius / 100;
+  camera.far = radius * 100;
+  const place = () => {
+    camera.position.copy(sphere.center).add(new THREE.Vector3(1, 0.8, 1.3).normalize().multiplyScalar(distance));
+    camera.lookAt(sphere.center);
+    camera.updateProjectionMatrix();
+  };
+  return { sphere, radius, place };
+}
+
+// --- grid thumbnails: one shared offscreen renderer (browsers allow few WebGL contexts), one model at a time ----
+
+const THUMB_SIZE = 256;
+const thumbnails = new Map(); // file URL → Promise of a PNG data URL
+let thumbRenderer = null;
+let thumbQueue = Promise.resolve();
+
+/** A still of the model at `url`, framed as the viewer first shows it (a PNG data URL; rejected if it cannot load). */
+export function modelThumbnail(url) {
+  if (!thumbnails.has(url)) {
+    const made = thumbQueue.then(() => renderThumbnail(url));
+    thumbQueue = made.catch(() => {});
+    thumbnails.set(url, made);
+  }
+  return thumbnails.get(url);
+}
+
+async function renderThumbnail(url) {
+  const { THREE, GLTFLoader } = await loadThree();
+  thumbRenderer ||= new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+  thumbRenderer.outputColorSpace = THREE.SRGBColorSpace;
+  thumbRenderer.setSize(THUMB_SIZE, THUMB_SIZE, false);
+  const model = await loadModel(GLTFLoader, url);
+  const scene = litScene(THREE);
+  scene.add(model);
+  const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 1000);
+  try {
+    framing(THREE, model, camera).place();
+    thumbRenderer.render(scene, camera);
+    return thumbRenderer.domElement.toDataURL("image/png");
+  } finally {
+    model.traverse((node) => {
+      if (node.geometry) node.geometry.dispose();
+      for (const material of [].concat(node.material || [])) material.dispose();
+    });
+  }
+}
+
+async function start({ element, canvas, status, reset, url }) {
+  const { THREE, GLTFLoader, OrbitControls } = await loadThree();
+  const renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
+  renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
+  renderer.outputColorSpace = THREE.SRGBColorSpace;
+  const scene = litScene(THREE);
   const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 1000);
   const controls = new OrbitControls(camera, canvas);
   controls.enableDamping = false;
@@ -85,23 +151,15 @@ async function start({ element, canvas, status, reset, url }) {
   observer.observe(canvas.parentElement);
   controls.addEventListener("change", render);
 
-  const gltf = await new Promise((resolve, reject) => new GLTFLoader().load(url, resolve, undefined, reject));
+  const model = await loadModel(GLTFLoader, url);
   if (!canvas.isConnected) return stop(); // the person moved on while it loaded
-  const model = gltf.scene || gltf.scenes[0];
   scene.add(model);
 
   // Frame the model: the camera looks at its centre from a distance that fits its bounding sphere.
-  const box = new THREE.Box3().setFromObject(model);
-  if (box.isEmpty()) throw new Error("the file holds no geometry to show");
-  const sphere = box.getBoundingSphere(new THREE.Sphere());
-  const radius = sphere.radius || 1;
-  const distance = radius / Math.sin(THREE.MathUtils.degToRad(camera.fov / 2)) * 1.15;
-  camera.near = radius / 100;
-  camera.far = radius * 100;
+  const { sphere, radius, place } = framing(THREE, model, camera);
   const home = () => {
     controls.target.copy(sphere.center);
-    camera.position.copy(sphere.center).add(new THREE.Vector3(1, 0.8, 1.3).normalize().multiplyScalar(distance));
-    camera.updateProjectionMatrix();
+    place();
     controls.update();
     render();
   };

@@ -79,6 +79,14 @@ def test_an_uploaded_glb_renders_in_an_interactive_viewer(studio, page):
     expect(tile.locator(".doc-icon")).to_have_text("3D")
     artifact = Artifact.objects.get(workspace=studio.workspace)
     assert artifact.kind == "3d"
+    # and its tile shows a still of the model, rendered in the browser, not a blank square
+    expect(tile.locator(".model-tile")).to_have_attribute("data-thumbnail", "ready", timeout=30_000)
+    still = tile.locator("img.model-thumb")
+    expect(still).to_be_visible()
+    expect(still).to_have_attribute("alt", "coffee-cube (3D model)")
+    thumbnail = Image.open(io.BytesIO(base64.b64decode(still.get_attribute("src").split(",", 1)[1]))).convert("RGB")
+    assert 0.05 < drawn_fraction(thumbnail) < 0.95
+    shoot(page, "3d-tile-thumbnail")
 
     # when they open it
     open_model(page, tile)
