@@ -1,0 +1,108 @@
+"""`make run`'s supervisor (manage.py runstudio): a background process that dies is started again, one that keeps
+dying stops everything with its name, and SIGTERM leaves no process behind."""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from simulation.processes import descendants
+from tests.support.realtime import worker_env
+from tests.support.servers import free_port, wait_healthy
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def _command_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _running(parent: int, name: str) -> list[int]:
+    return [pid for pid in descendants(parent) if f"manage.py {name}" in _command_of(pid)]
+
+
+def _wait(predicate, what: str, timeout: float = 30):
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)  # polling interval, not the assertion
+    return value
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
+
+
+def test_it_starts_a_dead_background_process_again_and_stops_everything_on_sigterm():
+    port = free_port()
+    log = tempfile.TemporaryFile()
+    studio = subprocess.Popen(  # noqa: S603 - our own manage.py with fixed arguments
+        [sys.executable, "manage.py", "runstudio", "--port", str(port)],
+        cwd=settings.BASE_DIR,
+        env=worker_env(redis_url=None),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+    def log_tail() -> str:
+        log.seek(0)
+        return log.read().decode(errors="replace")[-3000:]
+
+    try:
+        # given the studio served, with its qcluster (and the qcluster's workers) and watchdog running
+        wait_healthy(
+            f"http://127.0.0.1:{port}",
+            name="runstudio",
+            alive=lambda: studio.poll() is None,
+            log_tail=log_tail,
+            timeout=60,
+        )
+        [watchdog] = _wait(lambda: _running(studio.pid, "watchdog"), "the watchdog")
+        [cluster] = _wait(lambda: _running(studio.pid, "qcluster")[:1], "the qcluster")
+        cluster_workers = _wait(lambda: descendants(cluster)[3:], "the qcluster's workers")
+
+        # when the watchdog and the qcluster's main process are SIGKILLed
+        os.kill(watchdog, signal.SIGKILL)
+        os.kill(cluster, signal.SIGKILL)
+
+        # then both are started again, the old cluster's workers do not linger, and the studio keeps serving
+        _wait(lambda: [p for p in _running(studio.pid, "watchdog") if p != watchdog], "a new watchdog")
+        _wait(lambda: [p for p in _running(studio.pid, "qcluster") if p != cluster], "a new qcluster")
+        _wait(lambda: not any(_alive(pid) for pid in cluster_workers), "the dead cluster's workers to go")
+        assert studio.poll() is None
+        assert "watchdog exited (-9); starting it again" in log_tail()
+        wait_healthy(
+            f"http://127.0.0.1:{port}",
+            name="runstudio",
+            alive=lambda: studio.poll() is None,
+            log_tail=log_tail,
+            timeout=10,
+        )
+        everything = descendants(studio.pid)
+
+        # when it is stopped
+        studio.send_signal(signal.SIGTERM)
+
+        # then it exits cleanly and no process of it is left
+        assert studio.wait(timeout=30) == 0, log_tail()
+        _wait(lambda: not any(_alive(pid) for pid in everything), "every child to stop", timeout=20)
+    finally:
+        if studio.poll() is None:
+            studio.kill()
+            studio.wait(timeout=10)
+        for pid in descendants(studio.pid):
+            os.kill(pid, signal.SIGKILL)
+        log.close()
