@@ -8,6 +8,7 @@ Jobs run through the real worker path; the last test runs them in a real qcluste
 import base64
 import io
 import json
+import math
 import struct
 import unicodedata
 
@@ -405,7 +406,18 @@ def _accessor_values(asset: dict, blob: bytes, index: int) -> list:
     return [struct.unpack_from(f"<{width}{fmt}", data, i * size) for i in range(accessor["count"])]
 
 
-@pytest.mark.parametrize(("prompt", "triangles"), [("retro cube", 12), ("retro prism", 8), ("retro pyramid", 6)])
+@pytest.mark.parametrize(
+    ("prompt", "triangles"),
+    [
+        ("retro cube", 12),
+        ("retro prism", 8),
+        ("retro pyramid", 6),
+        ("a retro coffee cup figurine", 92),  # a cylinder: 24 side quads and two 24-gon caps
+        ("une fusée rétro en forme de cône", 46),
+        ("retro planet", 528),
+        ("un donut rétro", 576),
+    ],
+)
 def test_it_builds_a_valid_gltf_mesh_coloured_from_the_prompt(prompt, triangles):
     # when
     output = render("3d", prompt, {})
@@ -435,6 +447,39 @@ def test_it_builds_a_valid_gltf_mesh_coloured_from_the_prompt(prompt, triangles)
     # and its first face is the retro orange
     first = _accessor_values(asset, blob, primitive["attributes"]["COLOR_0"])[0]
     assert [round(c * 255) for c in first[:3]] == [232, 131, 58]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "shape"),
+    [
+        ("a coffee cup", "cylinder"),
+        ("une tasse de café", "cylinder"),
+        ("eine Kugel aus Glas", "sphere"),
+        ("un anillo de oro", "torus"),
+        ("a small pyramid", "pyramid"),
+        ("a figurine", "cube"),
+    ],
+)
+def test_it_takes_the_shape_the_prompt_names(prompt, shape):
+    assert render("3d", prompt, {}).meta["shape"] == shape
+
+
+@pytest.mark.parametrize("shape", ["cube", "prism", "pyramid", "cone", "cylinder", "sphere", "torus"])
+def test_every_face_of_every_shape_faces_outward(shape):
+    # Each triangle's normal points away from the solid: from the centre, or for a ring from its tube's centre line.
+    asset = json.loads(render("3d", "shape", {"shape": shape}).content)
+    blob = base64.b64decode(asset["buffers"][0]["uri"].split(",", 1)[1])
+    positions, normals = _accessor_values(asset, blob, 0), _accessor_values(asset, blob, 1)
+    indices = [i for (i,) in _accessor_values(asset, blob, 3)]
+    for t in range(0, len(indices), 3):
+        corners = [positions[i] for i in indices[t : t + 3]]
+        centre = [sum(c[k] for c in corners) / 3 for k in range(3)]
+        normal = normals[indices[t]]
+        inside = [0.0, 0.0, 0.0]
+        if shape == "torus":
+            length = math.hypot(centre[0], centre[2])
+            inside = [centre[0] / length, 0.0, centre[2] / length]  # the ring's major radius is 1
+        assert sum(normal[k] * (centre[k] - inside[k]) for k in range(3)) > 0, (shape, t)
 
 
 def test_it_faces_outward():

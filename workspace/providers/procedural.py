@@ -12,7 +12,8 @@ can be reproduced and a test can compare two renderings.
 - images: PNG (a 768×1024 poster by default; a logo request — logo, logotype, emblème, Signet, logotipo… —
   gives a 768×768 logo: a geometric mark chosen by the seed above a wordmark of the subject);
 - video: an animated WebP (a looping sunburst / rising sun, 12 frames by default);
-- 3d: a glTF 2.0 JSON asset with its buffer embedded as base64 (a cube, prism or pyramid coloured from the
+- 3d: a glTF 2.0 JSON asset with its buffer embedded as base64 (a cube, prism, pyramid, cone, cylinder, sphere or
+  torus — "a coffee cup" is a cylinder, "a planet" a sphere, "a ring" a torus — coloured from the
   palette, flat-shaded with vertex colours).
 
 It runs as a real asynchronous job (`WorkerProvider`): submit enqueues a django-q job which renders in
@@ -78,9 +79,24 @@ LAYOUT_WORDS: dict[str, tuple[str, ...]] = {
     "pattern": ("pattern", "motif", "texture", "geometric", "géométrique", "tiles", "wallpaper", "papier"),
 }
 SHAPE_WORDS: dict[str, tuple[str, ...]] = {
-    "prism": ("prism", "prisme", "wedge"),
-    "pyramid": ("pyramid", "pyramide", "cone", "spire"),
-    "cube": ("cube", "box", "boîte", "block", "bloc", "crate"),
+    "prism": tuple("prism prisme prisma wedge".split()),
+    "pyramid": tuple("pyramid pyramide pirámide piramide pirâmide spire".split()),
+    "cone": tuple("cone cône cono kegel funnel entonnoir trichter imbuto funil embudo".split()),
+    "cube": tuple("cube box boîte block bloc crate würfel cubo caja caixa scatola".split()),
+    "cylinder": tuple(
+        "cylinder cylindre cilindro zylinder cup tasse taza tazza xícara mug becher canette lata lattina vase "
+        "jarrón vaso bottle bouteille botella flasche bottiglia garrafa column colonne columna säule colonna "
+        "coluna tower torre turm candle bougie vela kerze candela jar bocal pot".split()
+    ),
+    "sphere": tuple(
+        "sphere sphère esfera kugel sfera ball balle ballon pelota palla bola planet planète planeta pianeta "
+        "globe globo orb orbe moon lune luna mond lua bubble bulle burbuja blase bolla bolha pearl perle "
+        "perla pérola".split()
+    ),
+    "torus": tuple(
+        "torus tore toro toroide ring anneau bague anillo anello anel donut doughnut beignet dona ciambella "
+        "rosquinha krapfen bagel wreath couronne".split()
+    ),
 }
 # The compositions a poster without a signature motif (the default and retro palettes) is drawn as: the seed
 # chooses one, so the images of a series differ; a word of the prompt ("stripes", "waves"…) chooses it instead.
@@ -959,22 +975,6 @@ def _meta(style: Style, size: tuple[int, int], *, renderer: str) -> dict[str, An
 
 # --- 3D -------------------------------------------------------------------------------------------------------
 
-# name → (vertices, faces as vertex-index polygons)
-_SHAPES: dict[str, tuple[list[tuple[float, float, float]], list[tuple[int, ...]]]] = {
-    "cube": (
-        [(-1, -1, -1), (1, -1, -1), (1, 1, -1), (-1, 1, -1), (-1, -1, 1), (1, -1, 1), (1, 1, 1), (-1, 1, 1)],
-        [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (2, 3, 7, 6), (1, 2, 6, 5), (0, 4, 7, 3)],
-    ),
-    "prism": (
-        [(-1, -1, -1), (1, -1, -1), (0, 1, -1), (-1, -1, 1), (1, -1, 1), (0, 1, 1)],
-        [(0, 2, 1), (3, 4, 5), (0, 1, 4, 3), (1, 2, 5, 4), (2, 0, 3, 5)],
-    ),
-    "pyramid": (
-        [(-1, -1, -1), (1, -1, -1), (1, -1, 1), (-1, -1, 1), (0, 1.2, 0)],
-        [(0, 1, 2, 3), (0, 4, 1), (1, 4, 2), (2, 4, 3), (3, 4, 0)],
-    ),
-}
-
 
 def _normal(a, b, c) -> tuple[float, float, float]:
     u = [b[i] - a[i] for i in range(3)]
@@ -984,9 +984,117 @@ def _normal(a, b, c) -> tuple[float, float, float]:
     return (n[0] / length, n[1] / length, n[2] / length)
 
 
+Vertex = tuple[float, float, float]
+# A shape: its vertices, its faces (vertex-index polygons, counter-clockwise seen from outside) and, per face, the
+# palette colour it takes (faces of one colour read as one part: a cup's wall, a ball's wedge).
+Shape = tuple[list[Vertex], list[tuple[int, ...]], list[int]]
+SEGMENTS = 24  # around a round shape: few enough to read as low-poly, enough to read as round
+
+
+def _outward(vertices: list[Vertex], face: tuple[int, ...], inside: Vertex) -> tuple[int, ...]:
+    """The face wound so that its normal points away from `inside` (a point within the solid, near the face)."""
+    a, b, c = (vertices[i] for i in face[:3])
+    normal = _normal(a, b, c)
+    centre = [sum(vertices[i][k] for i in face) / len(face) for k in range(3)]
+    facing = sum(normal[k] * (centre[k] - inside[k]) for k in range(3))
+    return face if facing > 0 else tuple(reversed(face))
+
+
+def _ring(y: float, radius: float, n: int = SEGMENTS) -> list[Vertex]:
+    return [(radius * math.cos(2 * math.pi * i / n), y, radius * math.sin(2 * math.pi * i / n)) for i in range(n)]
+
+
+def _cylinder() -> Shape:
+    n = SEGMENTS
+    vertices = _ring(-1.0, 1.0) + _ring(1.0, 1.0)
+    sides = [(i, (i + 1) % n, n + (i + 1) % n, n + i) for i in range(n)]
+    caps = [tuple(range(n)), tuple(range(n, 2 * n))]
+    faces = [_outward(vertices, f, (0.0, 0.0, 0.0)) for f in sides + caps]
+    return vertices, faces, [0] * n + [1, 2]
+
+
+def _cone() -> Shape:
+    n = SEGMENTS
+    vertices = [*_ring(-1.0, 1.0), (0.0, 1.4, 0.0)]
+    faces = [_outward(vertices, (i, (i + 1) % n, n), (0.0, 0.0, 0.0)) for i in range(n)]
+    faces.append(_outward(vertices, tuple(range(n)), (0.0, 0.0, 0.0)))
+    return vertices, faces, [0] * n + [1]
+
+
+def _sphere(stacks: int = 12) -> Shape:
+    n = SEGMENTS
+    vertices: list[Vertex] = [(0.0, 1.0, 0.0)]
+    for s in range(1, stacks):
+        angle = math.pi * s / stacks
+        vertices += _ring(math.cos(angle), math.sin(angle))
+    vertices.append((0.0, -1.0, 0.0))
+    bottom = len(vertices) - 1
+
+    def at(s: int, i: int) -> int:  # ring s (1..stacks-1), segment i
+        return 1 + (s - 1) * n + i % n
+
+    faces, colours = [], []
+    for i in range(n):
+        wedge = i * 4 // n  # four wedges of colour, like a beach ball
+        faces.append((0, at(1, i), at(1, i + 1)))
+        faces += [(at(s, i), at(s + 1, i), at(s + 1, i + 1), at(s, i + 1)) for s in range(1, stacks - 1)]
+        faces.append((at(stacks - 1, i), bottom, at(stacks - 1, i + 1)))
+        colours += [wedge] * stacks
+    return vertices, [_outward(vertices, f, (0.0, 0.0, 0.0)) for f in faces], colours
+
+
+def _torus(major: float = 1.0, minor: float = 0.42, tube: int = 12) -> Shape:
+    n = SEGMENTS
+    vertices: list[Vertex] = []
+    for i in range(n):
+        u = 2 * math.pi * i / n
+        for j in range(tube):
+            v = 2 * math.pi * j / tube
+            r = major + minor * math.cos(v)
+            vertices.append((r * math.cos(u), minor * math.sin(v), r * math.sin(u)))
+    faces, colours = [], []
+    for i in range(n):
+        u = 2 * math.pi * (i + 0.5) / n
+        core = (major * math.cos(u), 0.0, major * math.sin(u))  # the tube's centre line, inside the solid
+        for j in range(tube):
+            quad = (
+                i * tube + j,
+                i * tube + (j + 1) % tube,
+                ((i + 1) % n) * tube + (j + 1) % tube,
+                ((i + 1) % n) * tube + j,
+            )
+            faces.append(_outward(vertices, quad, core))
+            colours.append((i * 6 // n) % 3)  # six arcs in three colours around the ring
+    return vertices, faces, colours
+
+
+# name → Shape
+_SHAPES: dict[str, Shape] = {
+    "cube": (
+        [(-1, -1, -1), (1, -1, -1), (1, 1, -1), (-1, 1, -1), (-1, -1, 1), (1, -1, 1), (1, 1, 1), (-1, 1, 1)],
+        [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (2, 3, 7, 6), (1, 2, 6, 5), (0, 4, 7, 3)],
+        list(range(6)),
+    ),
+    "prism": (
+        [(-1, -1, -1), (1, -1, -1), (0, 1, -1), (-1, -1, 1), (1, -1, 1), (0, 1, 1)],
+        [(0, 2, 1), (3, 4, 5), (0, 1, 4, 3), (1, 2, 5, 4), (2, 0, 3, 5)],
+        list(range(5)),
+    ),
+    "pyramid": (
+        [(-1, -1, -1), (1, -1, -1), (1, -1, 1), (-1, -1, 1), (0, 1.2, 0)],
+        [(0, 1, 2, 3), (0, 4, 1), (1, 4, 2), (2, 4, 3), (3, 4, 0)],
+        list(range(5)),
+    ),
+    "cylinder": _cylinder(),
+    "cone": _cone(),
+    "sphere": _sphere(),
+    "torus": _torus(),
+}
+
+
 def build_gltf(style: Style) -> dict[str, Any]:
     """A glTF 2.0 asset: one flat-shaded mesh, each face coloured from the palette, buffer embedded."""
-    vertices, faces = _SHAPES.get(style.shape, _SHAPES["cube"])
+    vertices, faces, face_bands = _SHAPES.get(style.shape, _SHAPES["cube"])
     face_colors = list(style.palette[1:5])
     positions: list[tuple[float, float, float]] = []
     normals: list[tuple[float, float, float]] = []
@@ -996,7 +1104,7 @@ def build_gltf(style: Style) -> dict[str, Any]:
         # Outward winding is counter-clockwise; each face gets its own vertices so its normal is flat.
         corners = [vertices[i] for i in face]
         normal = _normal(corners[0], corners[1], corners[2])
-        color = tuple(c / 255 for c in face_colors[f % len(face_colors)]) + (1.0,)
+        color = tuple(c / 255 for c in face_colors[face_bands[f] % len(face_colors)]) + (1.0,)
         start = len(positions)
         for corner in corners:
             # As stored (float32), so the accessor's min/max match the data exactly.
