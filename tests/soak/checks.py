@@ -17,7 +17,7 @@ from django_q.models import Task as QTask
 from agents.models import Card, CardStatus, ChecklistItem, Step, Task, TaskStatus, ToolCall, Turn, TurnStatus
 from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus
 from billing.services.wallets import wallet_reconcile
-from workspace.models import Event, GenerationJob, JobStatus, Workspace
+from workspace.models import TERMINAL_JOB_STATUSES, ArtifactVersion, Event, GenerationJob, JobStatus, Workspace
 
 TERMINAL = {TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.CANCELLED}
 STALE_MARGIN = 30  # seconds past its lease a running turn may not sit
@@ -41,6 +41,7 @@ class Findings:
     event_gaps: list[str] = field(default_factory=list)
     generation_overlap: list[str] = field(default_factory=list)  # a step from an older worker after a newer one
     retried_deliveries: list[str] = field(default_factory=list)  # figures, not failures: see `_submissions`
+    idle_deliveries: list[str] = field(default_factory=list)
     statuses: dict[str, int] = field(default_factory=dict)
     orders: dict[str, int] = field(default_factory=dict)
     paid_steps: int = 0
@@ -198,23 +199,39 @@ def _submissions(findings: Findings, workspace_ids: list[int]) -> None:
     findings.duplicate_submissions = [f"task {t}: {n} jobs for {p!r}" for (t, p), n in live.items() if n > 1]
     names = {f"generation-{j.pk}" for j in jobs}
     upstream = defaultdict(set)
-    for q_id, name, success in QTask.objects.filter(name__in=names).values_list("id", "name", "success"):
-        if success:
-            upstream[name].add(q_id)
-        else:
+    for q_id, name, success, result in QTask.objects.filter(name__in=names).values_list(
+        "id", "name", "success", "result"
+    ):
+        if not success:
             # A delivery that raised (the database shut down under it) rendered nothing; the sweeper queues a
             # rerun-safe render again (WorkerProvider.poll). A retry, counted, not a second submission.
             findings.retried_deliveries.append(name)
+        elif result == "settled":
+            # A delivery that found its job already finished did nothing (job_work): a sweep that found the job
+            # silent just before it finished queued it again. Counted, not a second submission.
+            findings.idle_deliveries.append(name)
+        else:
+            upstream[name].add(q_id)
+    finished = {f"generation-{j.pk}" for j in jobs if j.status in TERMINAL_JOB_STATUSES}
     for queued in OrmQ.objects.all():
         try:
             task = queued.task
         except Exception:  # noqa: BLE001, S112 - a payload this process cannot read is not a generation job
             continue
-        if task.get("name") in names:
+        if task.get("name") in finished:
+            findings.idle_deliveries.append(task["name"])  # will find its job finished and do nothing
+        elif task.get("name") in names:
             upstream[task["name"]].add(task["id"])
     findings.duplicate_submissions += [
         f"{name}: {len(ids)} upstream submissions" for name, ids in upstream.items() if len(ids) > 1
     ]
+    # Whatever ran twice, one job stores one result.
+    results = Counter(
+        ArtifactVersion.objects.filter(
+            artifact__workspace_id__in=workspace_ids, meta__has_key="generation_job"
+        ).values_list("meta__generation_job", flat=True)
+    )
+    findings.duplicate_submissions += [f"job {j}: {n} results stored" for j, n in results.items() if n > 1]
     stored = Counter(j.upstream_id for j in jobs if j.upstream_id)
     findings.duplicate_submissions += [f"upstream id {u} on {n} jobs" for u, n in stored.items() if n > 1]
 

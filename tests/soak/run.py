@@ -134,7 +134,8 @@ class SoakReport:
             f"  tasks: {f.statuses}; items done {self.items_done}; cards answered {self.cards_answered} "
             f"(person's failed requests, retried: {self.person_errors})",
             f"  orders: {f.orders}; paid steps {f.paid_steps}; "
-            f"generation deliveries failed and queued again: {len(f.retried_deliveries)}",
+            f"generation deliveries failed and queued again: {len(f.retried_deliveries)}, "
+            f"finding their job already finished: {len(f.idle_deliveries)}",
             f"  left in the broker: {self.backlog or 'nothing'}",
         ]
         for name, rows in self.failures.items():

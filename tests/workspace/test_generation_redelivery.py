@@ -224,3 +224,27 @@ def test_work_that_must_not_run_twice_is_failed_when_its_delivery_failed(workspa
     job.refresh_from_db()
     assert (job.status, job.error["code"]) == ("failed", "worker_failed")
     assert not OrmQ.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_job_that_finished_since_the_sweep_found_it_silent_is_not_queued_again(workspace, settings, monkeypatch):
+    # given a silent job whose message is acknowledged, and which finishes, between the sweep's poll and its look
+    # at the queue
+    from workspace.services import jobs
+
+    job = submit(workspace)
+    OrmQ.objects.all().delete()
+    real_revive = jobs.messages_revive
+
+    def finish_first(wanted):
+        assert generation_work(job.pk) == "succeeded"
+        return real_revive(wanted)
+
+    monkeypatch.setattr(jobs, "messages_revive", finish_first)
+
+    # when the sweep goes on
+    jobs_poll_silent(now=later(settings.LOMOTE_GENERATION_SILENT_SECONDS + 5))
+
+    # then nothing is queued for it: the job is done
+    job.refresh_from_db()
+    assert job.status == "succeeded" and not OrmQ.objects.exists()

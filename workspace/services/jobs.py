@@ -527,7 +527,10 @@ def _redeliver(unheard: dict[str, list[GenerationJob]], sweep: GenerationSweep) 
 
 
 def _requeue(provider: WorkerProvider, job: GenerationJob) -> None:
-    # Its message is gone: queue it again, and store the new upstream id unless something else moved it.
+    # Its message is gone: queue it again, and store the new upstream id unless something else moved it. Gone may
+    # also mean just finished (acknowledged after this sweep found the job silent): then there is nothing to queue.
+    if not GenerationJob.objects.filter(pk=job.pk, status__in=IN_FLIGHT).exists():
+        return
     upstream_id = provider.submit(job)
     GenerationJob.objects.filter(pk=job.pk, upstream_id=job.upstream_id).update(upstream_id=upstream_id)
 
