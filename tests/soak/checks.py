@@ -202,11 +202,11 @@ def _submissions(findings: Findings, workspace_ids: list[int]) -> None:
     for q_id, name, success, result in QTask.objects.filter(name__in=names).values_list(
         "id", "name", "success", "result"
     ):
-        if not success:
-            # A delivery that raised (the database shut down under it) rendered nothing; the sweeper queues a
-            # rerun-safe render again (WorkerProvider.poll). A retry, counted, not a second submission.
+        if not success or result == "interrupted":
+            # A delivery that raised, or ended quietly, because the database went away under it stored nothing;
+            # the sweeper queues a rerun-safe render again (job_work, WorkerProvider.poll). A retry, counted.
             findings.retried_deliveries.append(name)
-        elif result == "settled":
+        elif result in ("settled", "claimed"):
             # A delivery that found its job already finished did nothing (job_work): a sweep that found the job
             # silent just before it finished queued it again. Counted, not a second submission.
             findings.idle_deliveries.append(name)
