@@ -16,8 +16,6 @@ from simulation.processes import descendants
 from tests.support.realtime import worker_env
 from tests.support.servers import free_port, wait_healthy
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
 
 def _command_of(pid: int) -> str:
     try:
@@ -46,6 +44,8 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
 def test_it_starts_a_dead_background_process_again_and_stops_everything_on_sigterm():
     port = free_port()
     log = tempfile.TemporaryFile()
@@ -106,3 +106,31 @@ def test_it_starts_a_dead_background_process_again_and_stops_everything_on_sigte
         for pid in descendants(studio.pid):
             os.kill(pid, signal.SIGKILL)
         log.close()
+
+
+def test_a_process_that_keeps_dying_stops_everything_with_its_name(monkeypatch):
+    from lomote.management.commands import runstudio
+
+    # given a supervisor whose "watchdog" dies at once, every time, beside a healthy "daphne"
+    monkeypatch.setattr(runstudio, "RESTART_PAUSE", 0.01)
+    monkeypatch.setattr(runstudio, "POLL", 0.01)
+    said: list[str] = []
+    supervisor = runstudio.Supervisor(
+        {
+            "daphne": [sys.executable, "-c", "import time; time.sleep(60)"],
+            "watchdog": [sys.executable, "-c", "raise SystemExit(3)"],
+        },
+        env=dict(os.environ),
+        say=said.append,
+    )
+    daphne = supervisor.children["daphne"]
+    try:
+        # when it runs
+        supervisor.run()
+    finally:
+        supervisor.stop_all(grace=5)
+
+    # then the watchdog was started again five times, and the sixth death stopped everything, naming it
+    assert said == ["watchdog exited (3); starting it again"] * runstudio.RESTART_LIMIT
+    assert supervisor.failed == [f"watchdog died {runstudio.RESTART_LIMIT + 1} times within 60 s"]
+    assert daphne.poll() is not None

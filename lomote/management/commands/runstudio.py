@@ -7,6 +7,7 @@ One that keeps dying — more than RESTART_LIMIT times within RESTART_WINDOW sec
 rather than bad luck: everything stops, with its name. Daphne exiting, Ctrl-C or SIGTERM stop everything.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -33,83 +34,88 @@ class Command(BaseCommand):
         parser.add_argument("--port", default="8000")
 
     def handle(self, *args, host, port, **options):
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         manage = [sys.executable, "manage.py"]
-        commands = {
-            "daphne": [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "lomote.asgi:application"],
-            "qcluster": [*manage, "qcluster"],
-            "watchdog": [*manage, "watchdog"],
-            "generation_sweeper": [*manage, "generation_sweeper"],
-        }
-        # Each child leads a process group of its own, so stopping one takes its workers with it.
-        start = {
-            name: (lambda argv=argv: subprocess.Popen(argv, env=env, start_new_session=True))
-            for name, argv in commands.items()
-        }
-        children = {name: spawn() for name, spawn in start.items()}
-        restarts: dict[str, deque[float]] = {name: deque() for name in commands}
+        supervisor = Supervisor(
+            {
+                "daphne": [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "lomote.asgi:application"],
+                "qcluster": [*manage, "qcluster"],
+                "watchdog": [*manage, "watchdog"],
+                "generation_sweeper": [*manage, "generation_sweeper"],
+            },
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            say=self.stderr.write,
+        )
+        signal.signal(signal.SIGTERM, lambda *_: supervisor.stop())
         self.stdout.write(
             f"Studio on http://{host}:{port}/ with a qcluster, the watchdog and the generation sweeper; "
             "Ctrl-C stops all."
         )
-        stopping = False
-
-        def stop(*_):
-            nonlocal stopping
-            stopping = True
-
-        signal.signal(signal.SIGTERM, stop)
-        failed: list[str] = []
         try:
-            while not stopping:
-                time.sleep(POLL)
-                for name, child in list(children.items()):
-                    if child.poll() is None:
-                        continue
-                    if name == "daphne":
-                        stopping = True
-                        if child.returncode not in (0, -signal.SIGTERM):
-                            failed.append(f"daphne exited ({child.returncode})")
-                        break
-                    now = time.monotonic()
-                    recent = restarts[name]
-                    while recent and now - recent[0] > RESTART_WINDOW:
-                        recent.popleft()
-                    if len(recent) >= RESTART_LIMIT:
-                        failed.append(f"{name} died {len(recent) + 1} times within {RESTART_WINDOW:g} s")
-                        stopping = True
-                        break
-                    recent.append(now)
-                    self.stderr.write(f"{name} exited ({child.returncode}); starting it again")
-                    _signal_group(child, signal.SIGKILL)  # what it leaves behind (a qcluster's workers) goes too
-                    time.sleep(RESTART_PAUSE)
-                    children[name] = start[name]()
-        except KeyboardInterrupt:
-            pass
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is the normal way to stop
+                supervisor.run()
         finally:
-            _stop_all(children.values())
-        if failed:
-            self.stderr.write(f"stopped: {'; '.join(failed)}")
+            supervisor.stop_all()
+        if supervisor.failed:
+            self.stderr.write(f"stopped: {'; '.join(supervisor.failed)}")
             sys.exit(1)
 
 
-def _stop_all(children, grace: float = 15) -> None:
-    """SIGTERM every child's process group at once, give them `grace` seconds together, then SIGKILL the rest."""
-    children = list(children)
-    for child in children:
-        if child.poll() is None:
-            _signal_group(child, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    for child in children:
-        try:
-            child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            _signal_group(child, signal.SIGKILL)
-            child.wait(timeout=10)
+class Supervisor:
+    """The studio's processes, each leading a process group of its own (stopping one takes its workers with it)."""
+
+    def __init__(self, commands: dict[str, list[str]], *, env: dict[str, str], say):
+        self.commands, self.env, self.say = commands, env, say
+        self.children = {name: self._spawn(name) for name in commands}
+        self.restarts: dict[str, deque[float]] = {name: deque() for name in commands}
+        self.stopping = False
+        self.failed: list[str] = []
+
+    def _spawn(self, name: str) -> subprocess.Popen:
+        return subprocess.Popen(self.commands[name], env=self.env, start_new_session=True)  # noqa: S603 - ours
+
+    def stop(self) -> None:
+        self.stopping = True
+
+    def run(self) -> None:
+        while not self.stopping:
+            time.sleep(POLL)
+            for name, child in list(self.children.items()):
+                if child.poll() is not None:
+                    self._died(name, child)
+
+    def _died(self, name: str, child: subprocess.Popen) -> None:
+        if name == "daphne":  # the studio itself: nothing to serve, everything stops
+            self.stopping = True
+            if child.returncode not in (0, -signal.SIGTERM):
+                self.failed.append(f"daphne exited ({child.returncode})")
+            return
+        now, recent = time.monotonic(), self.restarts[name]
+        while recent and now - recent[0] > RESTART_WINDOW:
+            recent.popleft()
+        if len(recent) >= RESTART_LIMIT:
+            self.failed.append(f"{name} died {len(recent) + 1} times within {RESTART_WINDOW:g} s")
+            self.stopping = True
+            return
+        recent.append(now)
+        self.say(f"{name} exited ({child.returncode}); starting it again")
+        _signal_group(child, signal.SIGKILL)  # what it leaves behind (a qcluster's workers) goes too
+        time.sleep(RESTART_PAUSE)
+        self.children[name] = self._spawn(name)
+
+    def stop_all(self, grace: float = 15) -> None:
+        """SIGTERM every process group at once, give them `grace` seconds together, then SIGKILL the rest."""
+        for child in self.children.values():
+            if child.poll() is None:
+                _signal_group(child, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for child in self.children.values():
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal_group(child, signal.SIGKILL)
+                child.wait(timeout=10)
 
 
 def _signal_group(child: subprocess.Popen, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, sig)
-    except ProcessLookupError:
-        pass
