@@ -6,6 +6,8 @@ through the API moves it without a reload; owners change the limits, a viewer or
 and a 403 from the API reads as a sentence. Screenshots go to var/screenshots/billing-*.png.
 """
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -90,6 +92,8 @@ def test_it_approves_a_quote_from_the_panel_and_the_balance_moves_live(studio, p
     expect(quote).to_have_count(1)
     expect(quote).to_contain_text("120 credits")
     expect(quote).to_contain_text("image generation × 3")
+    # (the quote can be listed a moment before its card is known: wait for the card's id)
+    expect(quote).to_have_attribute("data-card", re.compile(r"^\d+$"))
     card_id = int(quote.get_attribute("data-card"))
     shoot(page, "billing-02-quote-waiting")
 
