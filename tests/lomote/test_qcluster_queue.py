@@ -105,10 +105,6 @@ def test_a_get_with_a_timeout_raises_empty_and_a_closed_queue_refuses():
         q.get()
 
 
-def _cluster_processes(parent: int) -> list[int]:
-    return descendants(parent)
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_qcluster_whose_idle_worker_and_monitor_are_killed_still_runs_the_next_task():
@@ -125,8 +121,8 @@ def test_a_qcluster_whose_idle_worker_and_monitor_are_killed_still_runs_the_next
         time.sleep(0.5)  # the worker and the monitor are back waiting on their queues
 
         # when every process below the sentinel (worker, monitor, pusher) is SIGKILLed
-        sentinel = cluster.wait_for(lambda: _cluster_processes(process.pid)[:1], timeout=10, what="the sentinel")[0]
-        killed = _cluster_processes(sentinel)
+        sentinel = cluster.wait_for(lambda: descendants(process.pid)[:1], timeout=10, what="the sentinel")[0]
+        killed = descendants(sentinel)
         assert len(killed) == 3, killed
         for pid in killed:
             os.kill(pid, signal.SIGKILL)
@@ -140,5 +136,5 @@ def test_a_qcluster_whose_idle_worker_and_monitor_are_killed_still_runs_the_next
             log=log,
             what="a task after the kills",
         )
-        restarted = [pid for pid in _cluster_processes(sentinel) if pid not in killed]
+        restarted = [pid for pid in descendants(sentinel) if pid not in killed]
         assert len(restarted) == 3, "a new worker, monitor and pusher"
