@@ -37,7 +37,15 @@ from agents.runtime.history import History
 from agents.runtime.shortpath import approved_short_call, is_short, short_calls, short_item_position
 from agents.runtime.snapshot import task_snapshot
 from agents.runtime.steplog import decision_write, task_lock_for_decision
-from agents.runtime.toolexec import RunContext, calls_run, calls_run_in_decision, merge_waits, transactional
+from agents.runtime.toolexec import (
+    InlineFailed,
+    Outcome,
+    RunContext,
+    calls_run,
+    calls_run_in_decision,
+    merge_waits,
+    transactional,
+)
 from agents.services.memory_feed import messages_consumed
 from agents.tools.registry import tool_get
 from workspace.services.notices import notices_mark_delivered
@@ -197,74 +205,93 @@ class TurnRunner:
             if approved is not None:  # the person approved that very call: it runs as it was proposed
                 dropped += [{"id": i.id, "name": i.name, "reason": "approved_call_runs"} for i in intents]
                 intents = [approved]
-        message_ids = built.new_message_ids
-        # Transactional calls at the head of the decision run in its transaction (toolexec.calls_run_in_decision);
-        # they need the task locked first, the order every writer uses (task, turn, inbox).
+        # Transactional calls at the head of the decision run in its transaction (toolexec.calls_run_in_decision).
         inline = bool(intents) and transactional(intents[0].name)
+        record = dict(
+            step_fields={
+                "index": index,
+                "number": self.step_number + 1,
+                "generation": self.generation,
+                "text": response.text,
+                "decision": _decision(response, dropped),
+                "model": response.model,
+                "prompt_tokens": response.usage.prompt_tokens,
+                "cached_prompt_tokens": response.usage.cached_prompt_tokens,
+                "completion_tokens": response.usage.completion_tokens,
+                "prefix_hash": built.prefix_hash,
+                "context_tokens": built.tokens,
+                "visible_tools": built.visible_tools,
+                "memory": built.memory,
+            },
+            calls=[
+                {
+                    "index": i,
+                    "call_id": f"{self.turn_id}:{index}:{i}",
+                    "provider_call_id": intent.id[:200],
+                    "name": intent.name[:100],
+                    "input": intent.arguments if isinstance(intent.arguments, dict) else {"_raw": intent.arguments},
+                    "idempotent": _idempotent(intent.name),
+                }
+                for i, intent in enumerate(intents, start=1)
+            ],
+            event={
+                "task": task_id,
+                "turn": self.turn_id,
+                "step": index,
+                "text": response.text[:2000],
+                "tool_calls": [intent.name for intent in intents],
+                "consumed_messages": built.new_message_ids,
+            },
+        )
+        failed: dict[int, Outcome] = {}
+        while True:
+            try:
+                written, outcomes = self._decide(task_id, record, built, inline, failed)
+                break
+            except InlineFailed as failure:  # all of it rolled back: again, with that call's failure recorded
+                failed[failure.index] = failure.outcome
+        step = written.step
+        self.lease_expires = written.lease_expires
+        self.tokens += response.usage.prompt_tokens + response.usage.completion_tokens
+        self.step_number = step.number
+        suspended = any(o.tool_result and o.tool_result.suspend for o in outcomes)
+        return step, written.calls, [text for _, text in built.new_messages], suspended
+
+    def _decide(self, task_id: int, record: dict, built, inline: bool, failed: dict[int, Outcome]):
+        """The decision's ONE fenced transaction: the step, its pending calls and event (`record`), the consumed
+        inbox and notices, and its leading transactional calls run with their results. Raises InlineFailed
+        (nothing kept) when one of those calls fails; `failed` holds the failures already known, recorded
+        without running them again."""
+        message_ids = built.new_message_ids
         outcomes = []
         with transaction.atomic():
-            locked = task_lock_for_decision(task_id) if inline else None
+            # Every writer locks in the order task, turn, inbox. A decision that reads messages locks the task
+            # (when its calls need it), then the turn (fence), then the messages; any other decision's own
+            # statement locks the task before the turn.
+            locked = task_lock_for_decision(task_id) if inline and message_ids else None
             if message_ids:
-                # Lock order: the turn (fence), then the messages; a withdrawn or replaced one voids the decision.
                 fence_turn(self.turn_id, self.generation)
                 read = list(inbox_qs_for_update().filter(pk__in=message_ids))
                 if any(message.status != InboxStatus.PENDING for message in read):
-                    raise _InboxChanged()
+                    raise _InboxChanged()  # a message the model read was withdrawn or replaced: void
             written = decision_write(
                 turn_id=self.turn_id,
                 generation=self.generation,
                 workspace_id=self.run_ctx.workspace_id,
-                step_fields={
-                    "index": index,
-                    "number": self.step_number + 1,
-                    "generation": self.generation,
-                    "text": response.text,
-                    "decision": _decision(response, dropped),
-                    "model": response.model,
-                    "prompt_tokens": response.usage.prompt_tokens,
-                    "cached_prompt_tokens": response.usage.cached_prompt_tokens,
-                    "completion_tokens": response.usage.completion_tokens,
-                    "prefix_hash": built.prefix_hash,
-                    "context_tokens": built.tokens,
-                    "visible_tools": built.visible_tools,
-                    "memory": built.memory,
-                },
-                calls=[
-                    {
-                        "index": i,
-                        "call_id": f"{self.turn_id}:{index}:{i}",
-                        "provider_call_id": intent.id[:200],
-                        "name": intent.name[:100],
-                        "input": intent.arguments if isinstance(intent.arguments, dict) else {"_raw": intent.arguments},
-                        "idempotent": _idempotent(intent.name),
-                    }
-                    for i, intent in enumerate(intents, start=1)
-                ],
-                event={
-                    "task": task_id,
-                    "turn": self.turn_id,
-                    "step": index,
-                    "text": response.text[:2000],
-                    "tool_calls": [intent.name for intent in intents],
-                    "consumed_messages": message_ids,
-                },
+                **record,
+                task_id=task_id if inline and locked is None else None,
             )
-            self.lease_expires = written.lease_expires
-            step = written.step
             if message_ids:
                 InboxMessage.objects.filter(pk__in=message_ids).update(
-                    status=InboxStatus.CONSUMED, consumed_by_step=step, consumed_at=timezone.now()
+                    status=InboxStatus.CONSUMED, consumed_by_step=written.step, consumed_at=timezone.now()
                 )
                 # What the person said becomes evidence for memory, extracted by a q-job after commit.
                 messages_consumed(task_id=task_id, message_ids=message_ids)
             if built.notice_ids:
                 notices_mark_delivered(task_id=task_id, ids=built.notice_ids)
-            if locked is not None:
-                outcomes = calls_run_in_decision(self.run_ctx, written.calls, locked)
-        self.tokens += response.usage.prompt_tokens + response.usage.completion_tokens
-        self.step_number = step.number
-        suspended = any(o.tool_result and o.tool_result.suspend for o in outcomes)
-        return step, written.calls, [text for _, text in built.new_messages], suspended
+            if inline:
+                outcomes = calls_run_in_decision(self.run_ctx, written.calls, locked or written.task, failed)
+        return written, outcomes
 
     def _provider(self) -> ModelProvider:
         # The lease never changes within a turn: one provider (and its HTTP client) per run.

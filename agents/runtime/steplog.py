@@ -34,6 +34,7 @@ class Written:
     step: Step
     calls: list[ToolCall]
     lease_expires: datetime
+    task: Task | None = None  # the task locked for the decision's transactional calls (lock_task=True)
 
 
 STEP_COLUMNS = (
@@ -73,15 +74,23 @@ def _event_ctes(*, after: str, kind: str) -> str:
     )"""  # noqa: S608 - names from model meta, values are parameters
 
 
-@lru_cache(maxsize=1)
-def _decision_sql() -> str:
+@lru_cache(maxsize=2)
+def _decision_sql(lock_task: bool) -> str:
     turn, step, call = _q(Turn._meta.db_table), _q(Step._meta.db_table), _q(ToolCall._meta.db_table)
     step_cols = ", ".join(_q(c) for c in STEP_COLUMNS)
     step_vals = ", ".join(f"%({c})s" for c in STEP_COLUMNS)
+    # With `lock_task`, the statement first locks the task (agents.fencing.task_lock_for_tools, with what a
+    # tool's checks read): the fence's EXISTS on `locked` is an uncorrelated sub-plan, evaluated once before the
+    # turn's row is read, so the locks are taken in every writer's order — task, turn, workspace.
+    locked, active = "", ""
+    if lock_task:
+        locked = f"locked AS ({_task_lock_select()}), "
+        active = "AND EXISTS (SELECT 1 FROM locked WHERE locked.status = %(active)s)"
+    task_row = ", ".join(f"(SELECT {_q(c)} FROM locked)" for c in (*TASK_LOCK_COLUMNS, "acting_role"))  # noqa: S608
     return f"""
-    WITH fence AS (
+    WITH {locked}fence AS (
       UPDATE {turn} SET lease_expires_at = %(expires)s
-      WHERE id = %(turn)s AND generation = %(generation)s AND status = %(running)s
+      WHERE id = %(turn)s AND generation = %(generation)s AND status = %(running)s {active}
       RETURNING id
     ), new_step AS (
       INSERT INTO {step} (turn_id, {step_cols}, created_at)
@@ -98,7 +107,7 @@ def _decision_sql() -> str:
     ), {_event_ctes(after="new_step", kind="%(kind)s")}
     SELECT (SELECT id FROM new_step),
            (SELECT json_agg(json_build_array("index", id)) FROM new_calls),
-           (SELECT seq FROM new_event)
+           (SELECT seq FROM new_event){", " + task_row if lock_task else ""}
     """  # noqa: S608 - names from model meta, values are parameters
 
 
@@ -110,11 +119,17 @@ def decision_write(
     step_fields: dict[str, Any],
     calls: list[dict[str, Any]],
     event: dict[str, Any],
+    task_id: int | None = None,
 ) -> Written:
     """Record a decision under the fence, in the caller's transaction. Raises Fenced (nothing written) when the
-    turn is no longer this generation's. `calls`: index, call_id, provider_call_id, name, input, idempotent."""
+    turn is no longer this generation's. `calls`: index, call_id, provider_call_id, name, input, idempotent.
+
+    With `task_id`, the task is locked first in the same statement, and must be active, for the calls that run
+    in this transaction (`Written.task`: agents.fencing.task_lock_for_tools' columns and acting role).
+    """
     if connection.vendor != "postgresql":
-        return _orm_write(turn_id, generation, workspace_id, step_fields, calls, event)
+        task = task_lock_for_tools(task_id) if task_id is not None else None
+        return _orm_write(turn_id, generation, workspace_id, step_fields, calls, event, task)
     now, expires = timezone.now(), lease_deadline()
     params = {
         **{c: Jsonb(step_fields[c]) if c in JSON_STEP_COLUMNS else step_fields[c] for c in STEP_COLUMNS},
@@ -129,9 +144,11 @@ def decision_write(
         "kind": "step.committed",
         "data": Jsonb(event),
     }
+    if task_id is not None:
+        params.update(task=task_id, viewer=Role.VIEWER.value, active=TaskStatus.ACTIVE)
     with prepared_cursor() as cursor:
-        cursor.execute(_decision_sql(), params)
-        step_id, call_ids, seq = cursor.fetchone()
+        cursor.execute(_decision_sql(task_id is not None), params)
+        step_id, call_ids, seq, *task_row = cursor.fetchone()
     if step_id is None:
         raise Fenced()
     push_hint_on_commit(workspace_id, seq)
@@ -152,15 +169,15 @@ def decision_write(
         )
         call._state.adding, call._state.db = False, connection.alias
         made.append(call)
-    return Written(step=step, calls=made, lease_expires=expires)
+    return Written(step=step, calls=made, lease_expires=expires, task=_locked_task(task_row) if task_row else None)
 
 
-def _orm_write(turn_id, generation, workspace_id, step_fields, calls, event) -> Written:
+def _orm_write(turn_id, generation, workspace_id, step_fields, calls, event, task) -> Written:
     expires = fence_turn(turn_id, generation)
     step = Step.objects.create(turn_id=turn_id, **step_fields)
     made = ToolCall.objects.bulk_create([ToolCall(turn_id=turn_id, step=step, **c) for c in calls])
     event_append(workspace_id=workspace_id, kind="step.committed", data=event)
-    return Written(step=step, calls=made, lease_expires=expires)
+    return Written(step=step, calls=made, lease_expires=expires, task=task)
 
 
 @lru_cache(maxsize=1)
@@ -222,36 +239,43 @@ def call_result_write(
 TASK_LOCK_COLUMNS = ("id", "workspace_id", "status", "created_by_id", "created_by_key_id", "permissions", "autonomy")
 
 
-@lru_cache(maxsize=1)
-def _task_lock_sql() -> str:
+def _task_lock_select() -> str:
+    """agents.fencing.task_lock_for_tools as one SELECT: the columns a tool's checks read and the acting role
+    (agents.selectors.with_acting_role: the creator's current role in the workspace, else the active role of
+    the API key that started it, else viewer)."""
     task, membership, key = _q(Task._meta.db_table), _q(Membership._meta.db_table), _q(ApiKey._meta.db_table)
     columns = ", ".join(f"t.{_q(c)}" for c in TASK_LOCK_COLUMNS)
-    # agents.selectors.with_acting_role: the creator's current role in the workspace, else the active role of the
-    # API key that started it, else viewer.
     return f"""
     SELECT {columns},
            coalesce((SELECT m.role FROM {membership} m
                      WHERE m.workspace_id = t.workspace_id AND m.user_id = t.created_by_id LIMIT 1),
                     (SELECT k.role FROM {key} k
                      WHERE k.workspace_id = t.workspace_id AND k.id = t.created_by_key_id AND k.revoked_at IS NULL),
-                    %(viewer)s)
+                    %(viewer)s) AS acting_role
     FROM {task} t WHERE t.id = %(task)s
     FOR NO KEY UPDATE OF t
     """  # noqa: S608 - names from model meta, values are parameters
 
 
+def _locked_task(row) -> Task:
+    """The Task of a `_task_lock_select` row: its columns, then the acting role."""
+    task = model_from_row(Task, TASK_LOCK_COLUMNS, row[: len(TASK_LOCK_COLUMNS)])
+    task.acting_role = row[-1]
+    return task
+
+
 def task_lock_for_decision(task_id: int) -> Task:
-    """agents.fencing.task_lock_for_tools as one plain statement: the ORM compiled that annotated locking
-    query anew at every step, a measurable part of a step's CPU (make bench)."""
+    """agents.fencing.task_lock_for_tools as one plain statement, for a decision that must lock the task before
+    its own statement (one that reads inbox messages: those are locked after the turn). The ORM compiled that
+    annotated locking query anew at every step, a measurable part of a step's CPU (make bench)."""
     if connection.vendor != "postgresql":
         return task_lock_for_tools(task_id)
     with prepared_cursor() as cursor:
-        cursor.execute(_task_lock_sql(), {"task": task_id, "viewer": Role.VIEWER.value})
+        cursor.execute(_task_lock_select(), {"task": task_id, "viewer": Role.VIEWER.value})
         row = cursor.fetchone()
     if row is None:
         raise Task.DoesNotExist(f"Task {task_id} does not exist.")
-    task = model_from_row(Task, TASK_LOCK_COLUMNS, row[: len(TASK_LOCK_COLUMNS)])
-    task.acting_role = row[-1]
+    task = _locked_task(row)
     if task.status != TaskStatus.ACTIVE:
         raise Fenced()
     return task

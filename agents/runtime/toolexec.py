@@ -88,28 +88,41 @@ def transactional(name: str) -> bool:
     return tool_cls is not None and tool_cls.transactional
 
 
-def calls_run_in_decision(run: RunContext, calls: list[ToolCall], task: Task) -> list[Outcome]:
+class InlineFailed(Exception):
+    """A transactional call run in the decision's transaction failed: the whole transaction must roll back (its
+    partial writes with it) and run again with this outcome recorded instead of running the call."""
+
+    def __init__(self, index: int, outcome: "Outcome"):
+        self.index, self.outcome = index, outcome
+
+
+def calls_run_in_decision(
+    run: RunContext, calls: list[ToolCall], task: Task, failed: dict[int, Outcome] | None = None
+) -> list[Outcome]:
     """Run the step's leading transactional calls inside the decision's own fenced transaction (issue 17).
 
-    The caller locked `task` (agents.fencing.task_lock_for_tools), then fenced the turn and inserted the calls:
-    a transactional tool's effect and result then commit with the decision that asked for it, in one commit.
-    Exactly once still holds: the decision, the effects and the results commit together or not at all. The
-    first call that is not transactional, and every call after it, stays pending for `calls_run`.
+    The caller locked `task` (with the decision's statement, agents/runtime/steplog.py), fenced the turn and
+    inserted the calls: a transactional tool's effect and result then commit with the decision that asked for
+    it, in one commit. No savepoint per call (two round trips each): a call that fails raises InlineFailed, the
+    caller rolls the whole transaction back and runs it again with the failures it knows in `failed` (call
+    index → outcome), recorded without running. Exactly once still holds: the decision, the effects and the
+    results commit together or not at all. The first call that is not transactional, and every call after it,
+    stays pending for `calls_run`.
     """
     outcomes = []
+    failed = failed or {}
     for call in calls:
         tool_cls = tool_get(call.name)
         if tool_cls is None or not tool_cls.transactional:
             break
-        ctx = _context(run, call, task)
-        try:
-            with transaction.atomic():  # a savepoint: a failed tool's writes go, the decision stays
-                checked = _check(tool_cls, ctx, call)
-                outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked)
-                if outcome.status != ToolCallStatus.DONE and not isinstance(checked, Outcome):
-                    raise _RollBack(outcome)
-        except _RollBack as failed:
-            outcome = failed.outcome
+        if call.index in failed:
+            outcome = failed[call.index]
+        else:
+            ctx = _context(run, call, task)
+            checked = _check(tool_cls, ctx, call)
+            outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked)
+            if outcome.status != ToolCallStatus.DONE and not isinstance(checked, Outcome):
+                raise InlineFailed(call.index, outcome)
         _write(run, call, outcome)
         outcomes.append(outcome)
     return outcomes

@@ -6,16 +6,20 @@ lengths are run; the difference divided by the extra steps is what one step cost
 and end cost.
 """
 
-import pytest
-from django.db import connection, connections
+import threading
 
-from agents.exceptions import ToolError
-from agents.models import ChecklistItem, Step, Task, TaskStatus, ToolCall, ToolCallStatus
+import pytest
+from django.db import connection, connections, transaction
+
+from agents.exceptions import Fenced, ToolError
+from agents.leases import lease_claim
+from agents.models import ChecklistItem, ChecklistStatus, Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn
 from agents.runtime.loop import turn_run
+from agents.runtime.steplog import decision_write
 from agents.tools.base import Tool, ToolContext, ToolResult
 from agents.tools.registry import override
 from tests.agents.conftest import says
-from tests.support.runtime import NoArgs
+from tests.support.runtime import EXECUTIONS, NoArgs
 from workspace.models import Event
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -60,11 +64,12 @@ def test_a_step_with_a_transactional_tool_is_one_read_and_one_write_transaction(
     long = _run_counted(other, tools, script, steps=7)
 
     # then each extra step cost one commit (decision, tool effect and result together), one read-only
-    # statement outside it, and six statements in all
+    # statement outside it, and three statements in all: the snapshot, the decision (which also locks the task)
+    # and the result — no savepoint around the tool
     extra = 5
     assert (long.commits - short.commits) / extra == 1
     assert (long.autocommit - short.autocommit) / extra == 1
-    assert (long.statements - short.statements) / extra <= 6
+    assert (long.statements - short.statements) / extra == 3
     # and the log says what the ORM path said: each call done with its result, events in order
     calls = ToolCall.objects.filter(turn__task=other).order_by("step__index")
     assert [c.status for c in calls] == [ToolCallStatus.DONE] * 7 and all(c.result == {"ok": True} for c in calls)
@@ -112,3 +117,136 @@ def test_a_transactional_tool_that_fails_in_the_decisions_transaction_leaves_no_
     # and the model read the failure once, in the step after
     assert model.calls_for_step(1) == 1
     assert [r["status"] for r in model.requests[1].state["last_results"]] == ["failed", "done"]
+
+
+class WriteTool(Tool):
+    """Database-only: writes a checklist item and succeeds."""
+
+    name = "test_write"
+    description = "Write a checklist item (test tool)."
+    Args = NoArgs
+
+    def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
+        EXECUTIONS[(self.name, ctx.call_id)] += 1
+        ChecklistItem.objects.create(
+            task_id=ctx.task_id, position=ctx.step_index * 10, title="Written", status=ChecklistStatus.DONE
+        )
+        return ToolResult(content={"written": True})
+
+
+def test_a_failed_call_after_a_successful_one_keeps_the_first_effect_once_and_runs_the_rest(task, tools, script):
+    # given a decision whose database-only calls write, then write and fail, then do nothing
+    script([says("Three.", ("test_write", {}), ("test_write_then_fail", {}), ("test_noop", {})), says("Done.")])
+    turn = tools.start_turn(task)
+    EXECUTIONS.clear()
+
+    # when the turn runs (the failure rolls the decision's transaction back; it runs again with the failure known)
+    with override(WriteTool, WriteThenFailTool):
+        assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="w") == "done"  # its one item is done
+
+    # then the first call's write is there once, the failed call's write is not, and every call has its outcome
+    assert list(ChecklistItem.objects.filter(task=task).values_list("title", flat=True)) == ["Written"]
+    calls = ToolCall.objects.filter(turn=turn).order_by("index")
+    assert [c.status for c in calls] == [ToolCallStatus.DONE, ToolCallStatus.FAILED, ToolCallStatus.DONE]
+    assert calls[1].error["code"] == "tool_error"
+    # and one step, one committed decision event and one finished event per call
+    assert Step.objects.filter(turn=turn).count() == 2
+    kinds = [e.kind for e in Event.objects.filter(data__turn=turn.pk).order_by("seq")]
+    assert kinds.count("step.committed") == 2 and kinds.count("tool_call.finished") == 3
+    # the noop ran once, in the transaction that committed (the rolled-back attempt stopped at the failure)
+    assert [n for (name, _), n in EXECUTIONS.items() if name == "test_noop"] == [1]
+
+
+def test_the_decision_statement_locks_the_task_before_the_turn(task, tools):
+    # given a running turn, and another transaction holding the task's row (as a job completion or a cancel does)
+    turn = _running_turn(task, tools)
+    holding, release, done = threading.Event(), threading.Event(), threading.Event()
+    outcome = {}
+
+    def hold_task():
+        try:
+            with transaction.atomic():
+                Task.objects.select_for_update().get(pk=task.pk)
+                holding.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    def decide():
+        try:
+            with transaction.atomic():
+                written = decision_write(
+                    turn_id=turn.pk,
+                    generation=turn.generation,
+                    workspace_id=task.workspace_id,
+                    step_fields=_step_fields(),
+                    calls=[],
+                    event={"task": task.pk},
+                    task_id=task.pk,
+                )
+                outcome["task"] = written.task
+        finally:
+            connection.close()
+            done.set()
+
+    holder = threading.Thread(target=hold_task)
+    holder.start()
+    assert holding.wait(10)
+    decider = threading.Thread(target=decide)
+    decider.start()
+    try:
+        # when the decision statement waits for the task
+        assert not done.wait(0.5)
+        # then it holds nothing on the turn yet: the turn's row can be locked without waiting
+        with transaction.atomic():
+            assert Turn.objects.select_for_update(nowait=True).get(pk=turn.pk).pk == turn.pk
+    finally:
+        release.set()
+        holder.join(10)
+        decider.join(10)
+    # and once the task is free it writes, returning the task as locked with what a tool's checks read
+    assert outcome["task"].pk == task.pk and outcome["task"].acting_role == "owner"
+    assert Step.objects.filter(turn=turn).count() == 1
+
+
+def test_a_decision_for_a_task_no_longer_active_writes_nothing(task, tools):
+    # given a running turn whose task was paused meanwhile
+    turn = _running_turn(task, tools)
+    Task.objects.filter(pk=task.pk).update(status=TaskStatus.PAUSED)
+
+    # when a decision that runs calls is written, then it is fenced out and nothing is written
+    with pytest.raises(Fenced), transaction.atomic():
+        decision_write(
+            turn_id=turn.pk,
+            generation=turn.generation,
+            workspace_id=task.workspace_id,
+            step_fields=_step_fields(),
+            calls=[],
+            event={"task": task.pk},
+            task_id=task.pk,
+        )
+    assert not Step.objects.filter(turn=turn).exists()
+
+
+def _running_turn(task, tools) -> Turn:
+    turn = tools.start_turn(task)
+    assert lease_claim(turn_id=turn.pk, generation=turn.generation, holder="w")
+    return turn
+
+
+def _step_fields() -> dict:
+    return {
+        "index": 1,
+        "number": 1,
+        "generation": 1,
+        "text": "",
+        "decision": {"tool_calls": []},
+        "model": "test",
+        "prompt_tokens": 0,
+        "cached_prompt_tokens": 0,
+        "completion_tokens": 0,
+        "prefix_hash": "",
+        "context_tokens": 0,
+        "visible_tools": [],
+        "memory": {},
+    }
