@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from agents.models import ACTIVE_TURN_STATUSES, Task, ToolCall, ToolCallStatus, Turn
+from agents.models import ACTIVE_TURN_STATUSES, Task, ToolCall, Turn
 from agents.providers.base import ModelRequest, ToolSpec
 from agents.runtime.compaction import Watermarks, context_budget
 from agents.runtime.history import History, digest, dumps
@@ -124,15 +124,7 @@ def guides_read_in(history: History, turn: Turn | None) -> list[dict[str, Any]]:
     """The guides this turn has read so far (name and version), in order: what informs its next outputs."""
     if turn is None:
         return []
-    read: dict[str, dict[str, Any]] = {}
-    for entry in history.steps:
-        if entry.turn_id != turn.pk:
-            continue
-        for call in entry.calls:
-            result = call.result if isinstance(call.result, dict) else {}
-            if call.name == "read_guide" and call.status == ToolCallStatus.DONE and result.get("name"):
-                read[result["name"]] = {"name": result["name"], "version": result.get("version")}
-    return list(read.values())
+    return list(history.guides_read.get(turn.pk, {}).values())
 
 
 @dataclass(frozen=True)

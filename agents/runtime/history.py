@@ -92,6 +92,10 @@ class History:
         self.recall = None  # the memories recalled for this run's goal (agents/runtime/context.py)
         self.redactor = Redactor(task.workspace_id)  # what a forget keeps out (agents/services/forgotten.py)
         self.recall_key: tuple | None = None
+        # Kept as steps are added, so that a step's cost does not grow with the steps before it.
+        self._messages: list[dict] = []
+        self._step_tokens = 0
+        self.guides_read: dict[int, dict[str, dict]] = {}  # turn id → guide name → its name and version read
 
     # --- reading the log once ---
 
@@ -135,15 +139,25 @@ class History:
                 calls=calls,
             )
         )
+        self._messages.extend(messages)
+        self._step_tokens += self.steps[-1].tokens
         for call in calls:
-            if call.name == "load_tools" and call.status == ToolCallStatus.DONE and isinstance(call.input, dict):
+            if call.status != ToolCallStatus.DONE:
+                continue
+            if call.name == "load_tools" and isinstance(call.input, dict):
                 self._load_domain(call.input.get("domain"))
+            result = call.result if isinstance(call.result, dict) else {}
+            if call.name == "read_guide" and result.get("name"):
+                read = self.guides_read.setdefault(step.turn_id, {})
+                read[result["name"]] = {"name": result["name"], "version": result.get("version")}
         self.last_pk = step.pk
 
     def append_segment(self, segment: ContextSegment) -> None:
         """A new summary: it goes after the earlier ones (or, re-summarising them, replaces them)."""
         self.segments = shown_segments([*self.segments, segment])
         self.steps = [entry for entry in self.steps if entry.number > segment.to_step]
+        self._messages = [message for entry in self.steps for message in entry.messages]
+        self._step_tokens = sum(entry.tokens for entry in self.steps)
 
     def _load_domain(self, domain) -> None:
         if domain in DOMAINS and domain not in self.loaded_domains:
@@ -159,7 +173,7 @@ class History:
         return [segment_message(segment) for segment in self.segments]
 
     def step_messages(self) -> list[dict]:
-        return [message for entry in self.steps for message in entry.messages]
+        return list(self._messages)
 
     @property
     def summary_tokens(self) -> int:
@@ -167,7 +181,7 @@ class History:
 
     @property
     def step_tokens(self) -> int:
-        return sum(entry.tokens for entry in self.steps)
+        return self._step_tokens
 
 
 def shown_segments(segments) -> list[ContextSegment]:
