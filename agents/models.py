@@ -325,7 +325,10 @@ class Turn(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["status", "lease_expires_at"], name="turn_status_lease"),
+            # The watchdog reads running turns (few) and filters their leases. lease_expires_at stays out of
+            # every index: each step renews it, and an update that changes no indexed column is a HOT update
+            # (no new index entries; agents/runtime/steplog.py, make bench).
+            models.Index(fields=["status"], name="turn_status"),
         ]
 
     def __str__(self) -> str:
@@ -360,7 +363,8 @@ class ModelLease(models.Model):
 class Step(models.Model):
     """One model inference and the tool calls it proposed, committed in one transaction before any tool runs."""
 
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="steps")
+    # Indexed by step_unique_index (turn, index): a second index on turn alone costs every step an entry.
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="steps", db_index=False)
     index = models.PositiveIntegerField()
     # The step's place in its task (1, 2, … across turns): what read_history and history segments count in.
     number = models.PositiveIntegerField(default=0)
@@ -450,9 +454,10 @@ class ToolCall(models.Model):
     """A tool call with a stable id `turn:step:index`, logged `started` before it runs."""
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="tool_calls")
-    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="tool_calls")
+    # Indexed by toolcall_unique_index (step, index): a second index on step alone costs every step an entry.
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="tool_calls", db_index=False)
     index = models.PositiveIntegerField()
-    call_id = models.CharField(max_length=64, unique=True)
+    call_id = models.CharField(max_length=64)  # unique by toolcall_unique_call_id (no LIKE index beside it)
     provider_call_id = models.CharField(max_length=200, blank=True, help_text="The id the model gave the call.")
     name = models.CharField(max_length=100)
     input = models.JSONField(default=dict)
@@ -467,7 +472,10 @@ class ToolCall(models.Model):
 
     class Meta:
         ordering = ["turn_id", "step_id", "index"]
-        constraints = [models.UniqueConstraint(fields=["step", "index"], name="toolcall_unique_index")]
+        constraints = [
+            models.UniqueConstraint(fields=["step", "index"], name="toolcall_unique_index"),
+            models.UniqueConstraint(fields=["call_id"], name="toolcall_unique_call_id"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.call_id} {self.name} [{self.status}]"

@@ -98,7 +98,8 @@ class ApiKey(models.Model):
 class Event(models.Model):
     """One entry of a workspace's realtime log: the truth that WebSocket pushes only hint at."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="events")
+    # Indexed by event_unique_seq (workspace, seq): a second index on workspace alone costs every event an entry.
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="events", db_index=False)
     seq = models.BigIntegerField()
     kind = models.CharField(max_length=64)
     data = models.JSONField(default=dict)
