@@ -11,6 +11,7 @@ If the summaries themselves outgrow their share of the budget, one new segment r
 
 import logging
 from dataclasses import dataclass
+from itertools import accumulate
 
 from django.db import transaction
 from django.db.models import Max
@@ -139,14 +140,23 @@ ELIDED = "- … (the rest is in read_history)"
 
 
 def _within(head: str, lines: list[str]) -> str:
-    """`head` and as many of `lines` as fit in MAX_SUMMARY_TOKENS, keeping the beginning and the end."""
+    """`head` and as many of `lines` as fit in MAX_SUMMARY_TOKENS, keeping the beginning and the end.
+
+    Lines are joined by newlines, and the estimate never counts a token across whitespace, so a text's estimate
+    is the sum of its lines': each line is estimated once, not the whole text again for every line dropped."""
+    costs = list(accumulate((estimate_tokens(line) for line in lines), initial=0))
+    fixed, elided, total = estimate_tokens(head), estimate_tokens(ELIDED), costs[-1]
+
+    def estimate(keep: int) -> int:
+        if keep >= len(lines):
+            return fixed + total
+        return fixed + elided + costs[(keep + 1) // 2] + total - costs[len(lines) - keep // 2]
+
     keep = len(lines)
-    while True:
-        shown = lines if keep >= len(lines) else [*lines[: (keep + 1) // 2], ELIDED, *lines[len(lines) - keep // 2 :]]
-        text = "\n".join([head, *shown])
-        if keep == 0 or estimate_tokens(text) <= MAX_SUMMARY_TOKENS:
-            return text
+    while keep > 0 and estimate(keep) > MAX_SUMMARY_TOKENS:
         keep -= 1
+    shown = lines if keep >= len(lines) else [*lines[: (keep + 1) // 2], ELIDED, *lines[len(lines) - keep // 2 :]]
+    return "\n".join([head, *shown])
 
 
 SUMMARY_INSTRUCTIONS = """You keep the running record of an agent's work on one task. Summarise the steps below for
