@@ -1,10 +1,11 @@
-"""A decision's fenced write in ONE statement: fence, step, pending calls and the step's event (issue 17).
+"""A decision's fenced write in ONE statement: task lock, fence, step, pending calls and the step's event (issue 17).
 
-Through the ORM the decision cost four round trips inside its transaction (renew-and-check the turn, insert
-the step, bulk-insert the calls, append the event). Here data-modifying CTEs do it in one: every insert reads
-from the fence's UPDATE, so when the turn is no longer ours (another generation, not running) the statement
-inserts nothing and the caller raises Fenced. The fence UPDATE takes the turn's row lock first, then the
-workspace row for the event sequence — the same order as before (turn, then workspace).
+Through the ORM the decision cost five round trips inside its transaction (lock the task for the calls that run in
+it, renew-and-check the turn, insert the step, bulk-insert the calls, append the event). Here data-modifying CTEs
+do it in one: every insert reads from the fence's UPDATE, so when the turn is no longer ours (another generation,
+not running) or its task is no longer active, the statement inserts nothing and the caller raises Fenced. Locks
+are taken in every writer's order: the task (when its calls need it), the turn, then the workspace row for the
+event sequence.
 
 Raw SQL because the ORM cannot chain an UPDATE's RETURNING into INSERTs. Names come from the models' meta;
 values are parameters. Other databases take the ORM path (`_orm_write`).
