@@ -35,7 +35,7 @@ class Written:
     step: Step
     calls: list[ToolCall]
     lease_expires: datetime
-    task: Task | None = None  # the task locked for the decision's transactional calls (lock_task=True)
+    task: Task | None = None  # locked for the decision's transactional calls (decision_write's task_id)
 
 
 STEP_COLUMNS = (
@@ -87,7 +87,7 @@ def _decision_sql(lock_task: bool) -> str:
     if lock_task:
         locked = f"locked AS ({_task_lock_select()}), "
         active = "AND EXISTS (SELECT 1 FROM locked WHERE locked.status = %(active)s)"
-    task_row = ", ".join(f"(SELECT {_q(c)} FROM locked)" for c in (*TASK_LOCK_COLUMNS, "acting_role"))  # noqa: S608
+    task_row = ", " + ", ".join(f"(SELECT {_q(c)} FROM locked)" for c in (*TASK_LOCK_COLUMNS, "acting_role"))  # noqa: S608
     return f"""
     WITH {locked}fence AS (
       UPDATE {turn} SET lease_expires_at = %(expires)s
@@ -108,7 +108,7 @@ def _decision_sql(lock_task: bool) -> str:
     ), {_event_ctes(after="new_step", kind="%(kind)s")}
     SELECT (SELECT id FROM new_step),
            (SELECT json_agg(json_build_array("index", id)) FROM new_calls),
-           (SELECT seq FROM new_event){", " + task_row if lock_task else ""}
+           (SELECT seq FROM new_event){task_row if lock_task else ""}
     """  # noqa: S608 - names from model meta, values are parameters
 
 
@@ -240,6 +240,7 @@ def call_result_write(
 TASK_LOCK_COLUMNS = ("id", "workspace_id", "status", "created_by_id", "created_by_key_id", "permissions", "autonomy")
 
 
+@lru_cache(maxsize=1)
 def _task_lock_select() -> str:
     """agents.fencing.task_lock_for_tools as one SELECT: the columns a tool's checks read and the acting role
     (agents.selectors.with_acting_role: the creator's current role in the workspace, else the active role of

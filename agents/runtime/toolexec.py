@@ -92,7 +92,7 @@ class InlineFailed(Exception):
     """A transactional call run in the decision's transaction failed: the whole transaction must roll back (its
     partial writes with it) and run again with this outcome recorded instead of running the call."""
 
-    def __init__(self, index: int, outcome: "Outcome"):
+    def __init__(self, index: int, outcome: Outcome):
         self.index, self.outcome = index, outcome
 
 
