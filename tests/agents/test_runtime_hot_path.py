@@ -175,16 +175,7 @@ def test_the_decision_statement_locks_the_task_before_the_turn(task, tools):
     def decide():
         try:
             with transaction.atomic():
-                written = decision_write(
-                    turn_id=turn.pk,
-                    generation=turn.generation,
-                    workspace_id=task.workspace_id,
-                    step_fields=_step_fields(),
-                    calls=[],
-                    event={"task": task.pk},
-                    task_id=task.pk,
-                )
-                outcome["task"] = written.task
+                outcome["task"] = _decision_locking_the_task(task, turn).task
         finally:
             connection.close()
             done.set()
@@ -216,15 +207,7 @@ def test_a_decision_for_a_task_no_longer_active_writes_nothing(task, tools):
 
     # when a decision that runs calls is written, then it is fenced out and nothing is written
     with pytest.raises(Fenced), transaction.atomic():
-        decision_write(
-            turn_id=turn.pk,
-            generation=turn.generation,
-            workspace_id=task.workspace_id,
-            step_fields=_step_fields(),
-            calls=[],
-            event={"task": task.pk},
-            task_id=task.pk,
-        )
+        _decision_locking_the_task(task, turn)
     assert not Step.objects.filter(turn=turn).exists()
 
 
@@ -232,6 +215,19 @@ def _running_turn(task, tools) -> Turn:
     turn = tools.start_turn(task)
     assert lease_claim(turn_id=turn.pk, generation=turn.generation, holder="w")
     return turn
+
+
+def _decision_locking_the_task(task, turn):
+    """A decision with no calls, written with the task's lock as a decision running transactional calls is."""
+    return decision_write(
+        turn_id=turn.pk,
+        generation=turn.generation,
+        workspace_id=task.workspace_id,
+        step_fields=_step_fields(),
+        calls=[],
+        event={"task": task.pk},
+        task_id=task.pk,
+    )
 
 
 def _step_fields() -> dict:
