@@ -6,13 +6,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
 from simulation.processes import descendants
+from tests.support.qcluster import wait_for
 from tests.support.realtime import worker_env
 from tests.support.servers import free_port, wait_healthy
 
@@ -26,14 +26,6 @@ def _command_of(pid: int) -> str:
 
 def _running(parent: int, name: str) -> list[int]:
     return [pid for pid in descendants(parent) if f"manage.py {name}" in _command_of(pid)]
-
-
-def _wait(predicate, what: str, timeout: float = 30):
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)  # polling interval, not the assertion
-    return value
 
 
 def _alive(pid: int) -> bool:
@@ -70,18 +62,24 @@ def test_it_starts_a_dead_background_process_again_and_stops_everything_on_sigte
             log_tail=log_tail,
             timeout=60,
         )
-        [watchdog] = _wait(lambda: _running(studio.pid, "watchdog"), "the watchdog")
-        [cluster] = _wait(lambda: _running(studio.pid, "qcluster")[:1], "the qcluster")
-        cluster_workers = _wait(lambda: descendants(cluster)[3:], "the qcluster's workers")
+        [watchdog] = wait_for(lambda: _running(studio.pid, "watchdog"), timeout=30, what="the watchdog")
+        [cluster] = wait_for(lambda: _running(studio.pid, "qcluster")[:1], timeout=30, what="the qcluster")
+        cluster_workers = wait_for(lambda: descendants(cluster)[3:], timeout=30, what="the qcluster's workers")
 
         # when the watchdog and the qcluster's main process are SIGKILLed
         os.kill(watchdog, signal.SIGKILL)
         os.kill(cluster, signal.SIGKILL)
 
         # then both are started again, the old cluster's workers do not linger, and the studio keeps serving
-        _wait(lambda: [p for p in _running(studio.pid, "watchdog") if p != watchdog], "a new watchdog")
-        _wait(lambda: [p for p in _running(studio.pid, "qcluster") if p != cluster], "a new qcluster")
-        _wait(lambda: not any(_alive(pid) for pid in cluster_workers), "the dead cluster's workers to go")
+        wait_for(
+            lambda: [p for p in _running(studio.pid, "watchdog") if p != watchdog], timeout=30, what="a new watchdog"
+        )
+        wait_for(
+            lambda: [p for p in _running(studio.pid, "qcluster") if p != cluster], timeout=30, what="a new qcluster"
+        )
+        wait_for(
+            lambda: not any(_alive(pid) for pid in cluster_workers), timeout=30, what="the dead cluster's workers to go"
+        )
         assert studio.poll() is None
         assert "watchdog exited (-9); starting it again" in log_tail()
         wait_healthy(
@@ -98,7 +96,7 @@ def test_it_starts_a_dead_background_process_again_and_stops_everything_on_sigte
 
         # then it exits cleanly and no process of it is left
         assert studio.wait(timeout=30) == 0, log_tail()
-        _wait(lambda: not any(_alive(pid) for pid in everything), "every child to stop", timeout=20)
+        wait_for(lambda: not any(_alive(pid) for pid in everything), timeout=20, what="every child to stop")
     finally:
         if studio.poll() is None:
             studio.kill()
