@@ -364,7 +364,10 @@ class Step(models.Model):
     """One model inference and the tool calls it proposed, committed in one transaction before any tool runs."""
 
     # Indexed by step_unique_index (turn, index): a second index on turn alone costs every step an entry.
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="steps", db_index=False)
+    # No database FK: the decision statement (agents/runtime/steplog.py) inserts the step from the turn row it
+    # locks, so the turn exists; a deferred FK check would lock it again at every commit (make bench: about a
+    # fifth of a step). Deletes cascade through the ORM, as every on_delete does.
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="steps", db_index=False, db_constraint=False)
     index = models.PositiveIntegerField()
     # The step's place in its task (1, 2, … across turns): what read_history and history segments count in.
     number = models.PositiveIntegerField(default=0)
@@ -453,9 +456,12 @@ FINISHED_CALL_STATUSES = (ToolCallStatus.DONE, ToolCallStatus.FAILED, ToolCallSt
 class ToolCall(models.Model):
     """A tool call with a stable id `turn:step:index`, logged `started` before it runs."""
 
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="tool_calls")
+    # No database FKs (see Step.turn): the decision statement inserts the calls from the step it inserts.
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="tool_calls", db_constraint=False)
     # Indexed by toolcall_unique_index (step, index): a second index on step alone costs every step an entry.
-    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="tool_calls", db_index=False)
+    step = models.ForeignKey(
+        Step, on_delete=models.CASCADE, related_name="tool_calls", db_index=False, db_constraint=False
+    )
     index = models.PositiveIntegerField()
     call_id = models.CharField(max_length=64)  # unique by toolcall_unique_call_id (no LIKE index beside it)
     provider_call_id = models.CharField(max_length=200, blank=True, help_text="The id the model gave the call.")

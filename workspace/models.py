@@ -26,8 +26,16 @@ def role_at_least(role: str, required: str) -> bool:
 
 class Workspace(models.Model):
     name = models.CharField(max_length=120)
+    # No database FK: the event sequence below is updated several times in one transaction, and PostgreSQL
+    # re-checks an unchanged foreign key on every update after the first (a locking query on auth_user at
+    # commit, per event). SET_NULL is applied by the ORM, as every on_delete is.
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
     created_at = models.DateTimeField(auto_now_add=True)
     # Last event sequence handed out. Incremented under a row lock held to commit, so sequences are
@@ -99,7 +107,11 @@ class Event(models.Model):
     """One entry of a workspace's realtime log: the truth that WebSocket pushes only hint at."""
 
     # Indexed by event_unique_seq (workspace, seq): a second index on workspace alone costs every event an entry.
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="events", db_index=False)
+    # No database FK: every event is inserted by the statement that takes its sequence from the workspace row it
+    # locks (workspace/services/events.py), so the row exists; deletes cascade through the ORM, as all do.
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="events", db_index=False, db_constraint=False
+    )
     seq = models.BigIntegerField()
     kind = models.CharField(max_length=64)
     data = models.JSONField(default=dict)
