@@ -476,6 +476,7 @@ def part_throughput(args, lines: list[str]) -> None:
 
     real_enqueue, real_provider = queue._enqueue, loop.provider_for_lease
     bench = rb.LomoteBench(args.steps)
+    bench.tool = rb.BENCH_TOOL  # the transactional no-op: each step's tool commits with its decision
     try:
         rates = {}
         for workers in [int(w) for w in args.workers.split(",")]:

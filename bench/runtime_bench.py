@@ -5,8 +5,10 @@ One process, one dedicated PostgreSQL database that this script creates, migrate
 
 (a) raw commit: a single-row INSERT + COMMIT through psycopg, median over 500 after a warm-up.
 (b) Lomote: ONE turn of 200 steps through `agents.runtime.loop.turn_run`, with a fixed model (steps 1-199
-    call a transactional no-op tool that returns ~1 KB, step 200 answers) installed the way the tests do it,
-    by replacing `agents.runtime.loop.provider_for_lease`.
+    call a no-op tool that returns ~1 KB, step 200 answers) installed the way the tests do it, by replacing
+    `agents.runtime.loop.provider_for_lease`. Twice: with a read-only tool (Tool.read_only, like read_task_state
+    or search_assets: run after its decision commits, its result recorded with the next decision) and with a
+    transactional one (like update_checklist: run in its decision's transaction, its result recorded there).
 (c) LangGraph: a MessagesState graph whose model node appends a fixed tool-call AIMessage and whose tool node
     appends a ~1 KB ToolMessage; PostgresSaver, durability="sync"; 200 steps in one thread.
 Both tools return the same ~1 KB text per step, different for each step (identical results would let the
@@ -62,7 +64,8 @@ DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/lomote_bench"
 WINDOW = 10
 RAW_COMMITS = 500
 PROBE_IDLE = 1.1  # longer than PostgreSQL's PGSTAT_MIN_INTERVAL (1 s)
-BENCH_TOOL = "bench_noop"
+BENCH_TOOL = "bench_noop"  # transactional
+BENCH_READ_TOOL = "bench_read"  # read-only
 
 LOMOTE_TABLES = ("agents_step", "agents_toolcall", "workspace_event", "agents_inboxmessage", "agents_turn")
 LANGGRAPH_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
@@ -301,7 +304,15 @@ class LomoteBench:
             def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
                 return ToolResult(content={"ok": True, "note": payload(ctx.step_index)})
 
+        class BenchReadTool(BenchNoopTool):
+            """The same, declared read-only."""
+
+            name = BENCH_READ_TOOL
+            read_only = True
+
         usage = Usage(prompt_tokens=100, completion_tokens=20)
+        bench = self
+        self.tool = BENCH_READ_TOOL  # which tool the fixed model calls
 
         class FixedModel:
             kind = "bench"
@@ -309,21 +320,20 @@ class LomoteBench:
             def complete(self, request):
                 k = request.state["step_index"]
                 if k < steps:
-                    call = ToolCallIntent(id=f"call_{k}", name=BENCH_TOOL, arguments={})
+                    call = ToolCallIntent(id=f"call_{k}", name=bench.tool, arguments={})
                     return ModelResponse(text="", tool_calls=[call], usage=usage, model="bench-fixed-1")
                 return ModelResponse(text="Done.", tool_calls=[], usage=usage, model="bench-fixed-1")
 
         model = FixedModel()
         loop.provider_for_lease = lambda lease: model
         queue._enqueue = lambda turn_id, generation: None  # this process runs the job itself
-        self._tools = tool_registry.override(BenchNoopTool)
+        self._tools = tool_registry.override(BenchNoopTool, BenchReadTool)
         self._tools.__enter__()
 
         self.user = get_user_model().objects.create_user(username="bench", password=None)
         self.workspace = workspace_create(user=self.user, name="Bench")
         self._original_step = loop.TurnRunner._step
         self.on_step: Callable[[int], None] = lambda index: None
-        bench = self
 
         def step_hook(runner, task_id, last, last_calls):
             bench.on_step((last.index if last else 0) + 1)
@@ -532,54 +542,77 @@ def figures_of(timing: Timing, acc: Accounting, steps: int) -> dict[str, float |
     }
 
 
-def report(*, steps: int, repeats: int, raw_ms: float, lo: dict, lg: dict, server: str) -> str:
+def report(*, steps: int, repeats: int, raw_ms: float, lo: dict, tx: dict, lg: dict, server: str) -> str:
+    """`lo`: Lomote with the read-only tool, `tx`: with the transactional one, `lg`: LangGraph."""
     early, late = f"1–{WINDOW}", f"{steps - WINDOW + 1}–{steps}"
+
+    def both(key: str) -> str:
+        return f"{ratio(lg[key], lo[key])} / {ratio(lg[key], tx[key])}"
+
     rows = [
-        (f"raw INSERT+COMMIT through psycopg, ms/op (median of {RAW_COMMITS})", fmt(raw_ms, 3), "", ""),
-        (f"ms/step, steps {early}", fmt(lo["ms_early"]), fmt(lg["ms_early"]), ratio(lg["ms_early"], lo["ms_early"])),
-        (f"ms/step, steps {late}", fmt(lo["ms_late"]), fmt(lg["ms_late"]), ratio(lg["ms_late"], lo["ms_late"])),
+        (f"raw INSERT+COMMIT through psycopg, ms/op (median of {RAW_COMMITS})", fmt(raw_ms, 3), "", "", ""),
+        (f"ms/step, steps {early}", fmt(lo["ms_early"]), fmt(tx["ms_early"]), fmt(lg["ms_early"]), both("ms_early")),
+        (f"ms/step, steps {late}", fmt(lo["ms_late"]), fmt(tx["ms_late"]), fmt(lg["ms_late"]), both("ms_late")),
         (
             f"growth, steps {late} / steps {early}",
             ratio(lo["ms_late"], lo["ms_early"]),
+            ratio(tx["ms_late"], tx["ms_early"]),
             ratio(lg["ms_late"], lg["ms_early"]),
             "",
         ),
-        (f"ms/step in raw commits, steps {early}", ratio(lo["ms_early"], raw_ms), ratio(lg["ms_early"], raw_ms), ""),
-        (f"write commits/step (WAL), steps 1–{steps}", fmt(lo["writes"]), fmt(lg["writes"]), ""),
+        (
+            f"ms/step in raw commits, steps {early}",
+            ratio(lo["ms_early"], raw_ms),
+            ratio(tx["ms_early"], raw_ms),
+            ratio(lg["ms_early"], raw_ms),
+            "",
+        ),
+        (f"write commits/step (WAL), steps 1–{steps}", fmt(lo["writes"]), fmt(tx["writes"]), fmt(lg["writes"]), ""),
         (
             f"write commits/step, steps {early} / {late}",
             pair(lo["writes_early"], lo["writes_late"]),
+            pair(tx["writes_early"], tx["writes_late"]),
             pair(lg["writes_early"], lg["writes_late"]),
             "",
         ),
-        (f"all transactions/step (xact_commit), steps 1–{steps}", fmt(lo["xact"]), fmt(lg["xact"]), ""),
+        (
+            f"all transactions/step (xact_commit), steps 1–{steps}",
+            fmt(lo["xact"]),
+            fmt(tx["xact"]),
+            fmt(lg["xact"]),
+            "",
+        ),
         (
             f"all transactions/step, steps {early} / {late}",
             pair(lo["xact_early"], lo["xact_late"]),
+            pair(tx["xact_early"], tx["xact_late"]),
             pair(lg["xact_early"], lg["xact_late"]),
             "",
         ),
         (
             f"live-row bytes/step, steps {early} / {late}",
             pair(lo["rows_early"], lo["rows_late"], 0),
+            pair(tx["rows_early"], tx["rows_late"], 0),
             pair(lg["rows_early"], lg["rows_late"], 0),
             f"{ratio(lg['rows_early'], lo['rows_early'])} / {ratio(lg['rows_late'], lo['rows_late'])}",
         ),
         (
             f"table bytes/step (pg_total_relation_size), {early} / {late}",
             pair(lo["tables_early"], lo["tables_late"], 0),
+            pair(tx["tables_early"], tx["tables_late"], 0),
             pair(lg["tables_early"], lg["tables_late"], 0),
             f"{ratio(lg['tables_early'], lo['tables_early'])} / {ratio(lg['tables_late'], lo['tables_late'])}",
         ),
         (
             f"table bytes added by one {steps}-step run",
             fmt(lo["tables_run"], 0),
+            fmt(tx["tables_run"], 0),
             fmt(lg["tables_run"], 0),
             ratio(lg["tables_run"], lo["tables_run"]),
         ),
     ]
-    head = ("", "Lomote", "LangGraph", "LangGraph/Lomote")
-    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(4)]
+    head = ("", "Lomote, read tool", "Lomote, tx tool", "LangGraph", "LangGraph/Lomote")
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
     rule = "  ".join("-" * w for w in widths)
 
     def line(row) -> str:
@@ -589,13 +622,26 @@ def report(*, steps: int, repeats: int, raw_ms: float, lo: dict, lg: dict, serve
         f"Durable step cost: {steps} steps in one turn (Lomote) / one thread (LangGraph, durability=sync); "
         f"times are medians of {repeats} runs",
         f"PostgreSQL {server}; Python {platform.python_version()}; {os.cpu_count()} CPUs",
+        "Lomote's tool is read-only (recorded with the next decision) or transactional (run and recorded in its "
+        "decision's transaction); LangGraph/Lomote ratios are read / tx where two are shown.",
         rule,
         line(head),
         rule,
         *(line(row) for row in rows),
         rule,
+        "Targets (Lomote):",
     ]
+    for name, figures in (("read-only tool", lo), ("transactional tool", tx)):
+        out += [f" {name}:", *targets(figures, lg, raw_ms, early, late)]
+    out.append(
+        f"Probes added {lo['probe_overhead']} / {tx['probe_overhead']} (Lomote) / {lg['probe_overhead']} "
+        "(LangGraph) transaction(s) each, subtracted. Write commits: COMMIT records in the WAL of transactions "
+        "that touched the bench database."
+    )
+    return "\n".join(out)
 
+
+def targets(lo: dict, lg: dict, raw_ms: float, early: str, late: str) -> list[str]:
     growth = lo["ms_late"] / lo["ms_early"]
     raw_multiple = lo["ms_early"] / raw_ms
     faster_early = lg["ms_early"] / lo["ms_early"]
@@ -603,8 +649,7 @@ def report(*, steps: int, repeats: int, raw_ms: float, lo: dict, lg: dict, serve
     rows_growth = lo["rows_late"] / lo["rows_early"] if lo["rows_early"] else float("inf")
     tables_growth = lo["tables_late"] / lo["tables_early"] if lo["tables_early"] else float("inf")
     writes, xact = lo["writes"], lo["xact"]
-    out += [
-        "Targets (Lomote):",
+    return [
         f"  <= {TARGET_COMMITS:g} commits/step, write transactions: {fmt(writes)} -> "
         + (
             "n/a (pg_walinspect unavailable)"
@@ -625,16 +670,13 @@ def report(*, steps: int, repeats: int, raw_ms: float, lo: dict, lg: dict, serve
         f"live rows {rows_growth:.2f}x -> "
         + verdict(rows_growth <= TARGET_BYTES_FLAT, f"{rows_growth / TARGET_BYTES_FLAT:.2f}x over")
         + f" (tables {tables_growth:.2f}x, page-granular)",
-        f"Probes added {lo['probe_overhead']} (Lomote) / {lg['probe_overhead']} (LangGraph) transaction(s) each, "
-        "subtracted. Write commits: COMMIT records in the WAL of transactions that touched the bench database.",
     ]
-    return "\n".join(out)
 
 
 # --- main -------------------------------------------------------------------------------------------------
 
 
-def profile_lomote(bench: LomoteBench) -> None:
+def profile_lomote(bench: LomoteBench, tool: str) -> None:
     import cProfile
     import pstats
 
@@ -642,7 +684,7 @@ def profile_lomote(bench: LomoteBench) -> None:
     profiler.enable()
     bench.timed()
     profiler.disable()
-    print("\ncProfile of one Lomote run (cumulative, top 40):")
+    print(f"\ncProfile of one Lomote run with {tool} (cumulative, top 40):")
     pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
     pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
@@ -671,12 +713,17 @@ def main(argv: list[str] | None = None) -> int:
         langgraph = LangGraphBench(target.url, args.steps)
         try:
             print("warm-up runs ...", flush=True)
-            lomote.timed()
+            tools = (BENCH_READ_TOOL, BENCH_TOOL)
+            for tool in tools:
+                lomote.tool = tool
+                lomote.timed()
             langgraph.timed()
-            lomote_time, langgraph_time = Timing(), Timing()
+            lomote_time, langgraph_time = {tool: Timing() for tool in tools}, Timing()
             for i in range(args.repeats):
                 print(f"timed runs {i + 1}/{args.repeats} ...", flush=True)
-                lomote_time.runs.append(lomote.timed())
+                for tool in tools:
+                    lomote.tool = tool
+                    lomote_time[tool].runs.append(lomote.timed())
                 langgraph_time.runs.append(langgraph.timed())
             print("accounting runs (each probe pauses ~1.3 s) ...", flush=True)
             # A backend reports its transactions at most once a second; one left idle with some unreported
@@ -685,7 +732,10 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(PROBE_IDLE)
             lomote.run_on_app("SELECT 0 AS tables, 0 AS row_bytes")
             langgraph.run_on_app("SELECT 0 AS tables, 0 AS row_bytes")
-            lomote_acc = lomote.accounted(monitor)
+            lomote_figures = {}
+            for tool in tools:
+                lomote.tool = tool
+                lomote_figures[tool] = figures_of(lomote_time[tool], lomote.accounted(monitor), args.steps)
             langgraph_acc = langgraph.accounted(monitor)
             print()
             print(
@@ -693,13 +743,16 @@ def main(argv: list[str] | None = None) -> int:
                     steps=args.steps,
                     repeats=args.repeats,
                     raw_ms=raw_ms,
-                    lo=figures_of(lomote_time, lomote_acc, args.steps),
+                    lo=lomote_figures[BENCH_READ_TOOL],
+                    tx=lomote_figures[BENCH_TOOL],
                     lg=figures_of(langgraph_time, langgraph_acc, args.steps),
                     server=server,
                 )
             )
             if args.profile:
-                profile_lomote(lomote)
+                for tool in tools:
+                    lomote.tool = tool
+                    profile_lomote(lomote, tool)
         finally:
             lomote.close()
             langgraph.close()

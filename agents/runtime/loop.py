@@ -6,7 +6,9 @@ build the context, call the model (no transaction held), and commit the decision
 the consumed inbox messages in ONE fenced transaction before any other tool runs. A step costs one read
 statement (agents/runtime/snapshot.py) and that one write transaction (agents/runtime/steplog.py); the
 decision's leading transactional (database-only) calls run inside it, so their effects and results commit
-with the decision that asked for them (toolexec.calls_run_in_decision); any other call runs after it.
+with the decision that asked for them (toolexec.calls_run_in_decision); any other call runs after it. A step
+whose calls are all read-only runs them after its decision commits and records their results with the next
+decision, in its statement: such a step is one read and one write statement, each a transaction by itself.
 
 The runner reads the log once when it claims the turn, then keeps what it commits in memory: while it
 holds the fence nobody else writes this turn's log, and every write it makes re-checks the fence.
@@ -16,10 +18,13 @@ import logging
 import os
 import socket
 import time
+from contextlib import nullcontext, suppress
+from dataclasses import replace
 from datetime import datetime
+from functools import partial
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max, Sum
 from django.utils import timezone
 
@@ -41,9 +46,12 @@ from agents.runtime.toolexec import (
     InlineFailed,
     Outcome,
     RunContext,
+    calls_record,
     calls_run,
     calls_run_in_decision,
+    calls_run_read_only,
     merge_waits,
+    read_only,
     transactional,
 )
 from agents.services.memory_feed import messages_consumed
@@ -75,6 +83,8 @@ def turn_run(*, turn_id: int, generation: int, holder: str | None = None) -> str
         logger.info("turn %s generation %s was fenced out", turn_id, generation)
         return "fenced"
     except ModelError as exc:
+        with suppress(Fenced):
+            runner.results_record()  # what the last step read stays known to the next turn
         return cycle.turn_fail(turn_id, generation, code=exc.code, message=exc.message)
     except Exception:
         logger.exception("turn %s generation %s crashed", turn_id, generation)
@@ -88,6 +98,8 @@ class TurnRunner:
         self.provider = provider
         self.started = time.monotonic()
         self.lease_expires: datetime | None = None
+        # The last step's read-only calls, run since its decision committed: the next decision records them.
+        self.unrecorded: list[ToolCall] = []
 
     def run(self) -> str:
         turn = Turn.objects.select_related("task").get(pk=self.turn_id)
@@ -125,25 +137,38 @@ class TurnRunner:
                     continue
                 if self.history.loaded:  # else the first context build reads it from the log
                     self.history.add(last, calls, consumed)
-                if self.short:  # its one step is taken: wait for the result it asked for, or end the cycle
-                    if waiting:
-                        return cycle.turn_suspend(self.turn_id, self.generation, task.pk)
-                    return cycle.cycle_end(self.turn_id, self.generation, task.pk)
-                if not calls:
-                    return cycle.cycle_end(self.turn_id, self.generation, task.pk)
-                if waiting:
-                    return cycle.turn_suspend(self.turn_id, self.generation, task.pk)
-                if last.index >= settings.LOMOTE_MAX_STEPS_PER_TURN:
-                    return cycle.turn_stop(self.turn_id, self.generation, task.pk, reason="step_cap")
-                if self.tokens >= settings.LOMOTE_MAX_TOKENS_PER_TURN:
-                    return cycle.turn_stop(self.turn_id, self.generation, task.pk, reason="token_cap")
+                end = self._end_after(last, calls, waiting)
+                if end is not None:
+                    self.results_record()
+                    return end(self.turn_id, self.generation, task.pk)
             if time.monotonic() - self.started > settings.LOMOTE_TURN_SLICE_SECONDS:
+                self.results_record()
                 return cycle.turn_hand_off(self.turn_id, self.generation, task.pk)
             try:
                 last, calls, consumed, suspended = self._step(task.pk, last, calls)
                 waiting = waiting or suspended
             except _InboxChanged:
                 continue
+
+    def _end_after(self, last: Step, calls: list[ToolCall], waiting: bool):
+        """How the turn ends after its last step, if it does: a `cycle` function of (turn, generation, task)."""
+        if self.short:  # its one step is taken: wait for the result it asked for, or end the cycle
+            return cycle.turn_suspend if waiting else cycle.cycle_end
+        if not calls:
+            return cycle.cycle_end
+        if waiting:
+            return cycle.turn_suspend
+        if last.index >= settings.LOMOTE_MAX_STEPS_PER_TURN:
+            return partial(cycle.turn_stop, reason="step_cap")
+        if self.tokens >= settings.LOMOTE_MAX_TOKENS_PER_TURN:
+            return partial(cycle.turn_stop, reason="token_cap")
+        return None
+
+    def results_record(self) -> None:
+        """Record the last step's read-only results now, when no next decision will carry them."""
+        if self.unrecorded:
+            calls_record(self.run_ctx, self.unrecorded)
+            self.unrecorded = []
 
     def _resume_check(self, task_id: int, reason: str) -> str | None:
         """Judge the task's checkpoint under the fence (agents/runtime/resumption.py), and end the turn in the
@@ -205,8 +230,11 @@ class TurnRunner:
             if approved is not None:  # the person approved that very call: it runs as it was proposed
                 dropped += [{"id": i.id, "name": i.name, "reason": "approved_call_runs"} for i in intents]
                 intents = [approved]
-        # Transactional calls at the head of the decision run in its transaction (toolexec.calls_run_in_decision).
-        inline = bool(intents) and transactional(intents[0].name)
+        # A step of read-only calls runs them once its decision is committed and leaves their results to the next
+        # decision (toolexec.calls_run_read_only); otherwise transactional calls at the head of the decision run
+        # in its transaction (toolexec.calls_run_in_decision).
+        deferred = not self.short and bool(intents) and all(read_only(intent.name) for intent in intents)
+        inline = not deferred and bool(intents) and transactional(intents[0].name)
         record = dict(
             step_fields={
                 "index": index,
@@ -246,10 +274,13 @@ class TurnRunner:
         failed: dict[int, Outcome] = {}
         while True:
             try:
-                written, outcomes = self._decide(task_id, record, built, inline, failed)
+                written, outcomes = self._decide(task_id, record, built, inline, deferred, failed)
                 break
             except InlineFailed as failure:  # all of it rolled back: again, with that call's failure recorded
                 failed[failure.index] = failure.outcome
+        self.unrecorded = []  # recorded by that decision
+        if deferred:
+            outcomes, self.unrecorded = calls_run_read_only(self.run_ctx, written.calls, written.task)
         step = written.step
         self.lease_expires = written.lease_expires
         self.tokens += response.usage.prompt_tokens + response.usage.completion_tokens
@@ -257,18 +288,24 @@ class TurnRunner:
         suspended = any(o.tool_result and o.tool_result.suspend for o in outcomes)
         return step, written.calls, [text for _, text in built.new_messages], suspended
 
-    def _decide(self, task_id: int, record: dict, built, inline: bool, failed: dict[int, Outcome]):
-        """The decision's ONE fenced transaction: the step, its pending calls and event (`record`), the consumed
-        inbox and notices, and its leading transactional calls run with their results. Raises InlineFailed
-        (nothing kept) when one of those calls fails; `failed` holds the failures already known, recorded
-        without running them again."""
+    def _decide(self, task_id: int, record: dict, built, inline: bool, deferred: bool, failed: dict[int, Outcome]):
+        """The decision's ONE fenced write: the step, its pending calls and event (`record`), the last step's
+        read-only results, the consumed inbox and notices, and its leading transactional calls run with their
+        results. Raises InlineFailed (nothing kept) when one of those calls fails; `failed` holds the failures
+        already known, recorded without running them again.
+
+        On PostgreSQL a decision that consumes nothing and runs no call in its transaction is the decision
+        statement alone, which is atomic by itself: no BEGIN and COMMIT round trips around it.
+        """
         message_ids = built.new_message_ids
+        needs_task = inline or deferred  # their calls' checks read the task's role, permissions and autonomy
+        alone = not (inline or message_ids or built.notice_ids) and connection.vendor == "postgresql"
         outcomes = []
-        with transaction.atomic():
+        with nullcontext() if alone else transaction.atomic():
             # Every writer locks in the order task, turn, inbox. A decision that reads messages locks the task
             # (when its calls need it), then the turn (fence), then the messages; any other decision's own
             # statement locks the task before the turn.
-            locked = task_lock_for_decision(task_id) if inline and message_ids else None
+            locked = task_lock_for_decision(task_id) if needs_task and message_ids else None
             if message_ids:
                 fence_turn(self.turn_id, self.generation)
                 read = list(inbox_qs_for_update().filter(pk__in=message_ids))
@@ -279,8 +316,11 @@ class TurnRunner:
                 generation=self.generation,
                 workspace_id=self.run_ctx.workspace_id,
                 **record,
-                task_id=task_id if inline and locked is None else None,
+                task_id=task_id if needs_task and locked is None else None,
+                results=self.unrecorded,
             )
+            if locked is not None:
+                written = replace(written, task=locked)
             if message_ids:
                 InboxMessage.objects.filter(pk__in=message_ids).update(
                     status=InboxStatus.CONSUMED, consumed_by_step=written.step, consumed_at=timezone.now()
@@ -290,7 +330,7 @@ class TurnRunner:
             if built.notice_ids:
                 notices_mark_delivered(task_id=task_id, ids=built.notice_ids)
             if inline:
-                outcomes = calls_run_in_decision(self.run_ctx, written.calls, locked or written.task, failed)
+                outcomes = calls_run_in_decision(self.run_ctx, written.calls, written.task, failed)
         return written, outcomes
 
     def _provider(self) -> ModelProvider:

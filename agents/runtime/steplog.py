@@ -1,4 +1,5 @@
-"""A decision's fenced write in ONE statement: task lock, fence, step, pending calls and the step's event (issue 17).
+"""A decision's fenced write in ONE statement: task lock, fence, the last step's read-only results, step, pending
+calls and the events (issue 17).
 
 Through the ORM the decision cost five round trips inside its transaction (lock the task for the calls that run in
 it, renew-and-check the turn, insert the step, bulk-insert the calls, append the event). Here data-modifying CTEs
@@ -11,12 +12,14 @@ Raw SQL because the ORM cannot chain an UPDATE's RETURNING into INSERTs. Names c
 values are parameters. Other databases take the ORM path (`_orm_write`).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from django.db import connection
+from django.db.models import F
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -78,6 +81,7 @@ def _event_ctes(*, after: str, kind: str) -> str:
 @lru_cache(maxsize=2)
 def _decision_sql(lock_task: bool) -> str:
     turn, step, call = _q(Turn._meta.db_table), _q(Step._meta.db_table), _q(ToolCall._meta.db_table)
+    workspace, event = _q(Workspace._meta.db_table), _q(Event._meta.db_table)
     step_cols = ", ".join(_q(c) for c in STEP_COLUMNS)
     step_vals = ", ".join(f"%({c})s" for c in STEP_COLUMNS)
     # With `lock_task`, the statement first locks the task (agents.fencing.task_lock_for_tools, with what a
@@ -88,11 +92,24 @@ def _decision_sql(lock_task: bool) -> str:
         locked = f"locked AS ({_task_lock_select()}), "
         active = "AND EXISTS (SELECT 1 FROM locked WHERE locked.status = %(active)s)"
     task_row = ", " + ", ".join(f"(SELECT {_q(c)} FROM locked)" for c in (*TASK_LOCK_COLUMNS, "acting_role"))  # noqa: S608
+    # `results`: the outcomes of the last step's read-only calls (run after that decision committed) are recorded
+    # here, each still pending — the fence fails otherwise, so they are recorded all together or not at all.
+    # The events (their `tool_call.finished`, then this step's `step.committed`) take consecutive sequence
+    # numbers from one update of the workspace row.
     return f"""
     WITH {locked}fence AS (
       UPDATE {turn} SET lease_expires_at = %(expires)s
       WHERE id = %(turn)s AND generation = %(generation)s AND status = %(running)s {active}
+        AND NOT EXISTS (SELECT 1 FROM {call} WHERE id = ANY(%(result_ids)s) AND status <> %(pending)s)
       RETURNING id
+    ), results AS (
+      UPDATE {call} c SET status = r.status, result = r.result, error = r.error,
+                          started_generation = %(generation)s, started_at = r.started_at,
+                          finished_at = r.finished_at, attempts = c.attempts + 1
+      FROM fence, jsonb_to_recordset(%(results)s) AS r(id bigint, status text, result jsonb, error jsonb,
+                                                        started_at timestamptz, finished_at timestamptz)
+      WHERE c.id = ANY(%(result_ids)s) AND c.id = r.id
+      RETURNING c.id
     ), new_step AS (
       INSERT INTO {step} (turn_id, {step_cols}, created_at)
       SELECT fence.id, {step_vals}, %(now)s FROM fence
@@ -105,10 +122,20 @@ def _decision_sql(lock_task: bool) -> str:
       FROM new_step, jsonb_to_recordset(%(calls)s) AS c(i int, call_id text, provider_call_id text, name text,
                                                           input jsonb, idempotent boolean)
       RETURNING id, "index"
-    ), {_event_ctes(after="new_step", kind="%(kind)s")}
+    ), next_seq AS (
+      UPDATE {workspace} SET last_event_seq = last_event_seq + %(event_count)s
+      WHERE id = %(workspace)s AND EXISTS (SELECT 1 FROM new_step)
+      RETURNING id, last_event_seq
+    ), new_events AS (
+      INSERT INTO {event} (workspace_id, seq, kind, data, created_at)
+      SELECT n.id, n.last_event_seq - %(event_count)s + e.ord, e.kind, e.data, %(now)s
+      FROM next_seq n, ROWS FROM (jsonb_to_recordset(%(events)s) AS (kind text, data jsonb))
+                       WITH ORDINALITY AS e(kind, data, ord)
+      RETURNING seq
+    )
     SELECT (SELECT id FROM new_step),
            (SELECT json_agg(json_build_array("index", id)) FROM new_calls),
-           (SELECT seq FROM new_event){task_row if lock_task else ""}
+           (SELECT max(seq) FROM new_events){task_row if lock_task else ""}
     """  # noqa: S608 - names from model meta, values are parameters
 
 
@@ -121,17 +148,30 @@ def decision_write(
     calls: list[dict[str, Any]],
     event: dict[str, Any],
     task_id: int | None = None,
+    results: Sequence[ToolCall] = (),
 ) -> Written:
-    """Record a decision under the fence, in the caller's transaction. Raises Fenced (nothing written) when the
-    turn is no longer this generation's. `calls`: index, call_id, provider_call_id, name, input, idempotent.
+    """Record a decision under the fence, in the caller's transaction (or as its own: the statement is atomic).
+    Raises Fenced (nothing written) when the turn is no longer this generation's. `calls`: index, call_id,
+    provider_call_id, name, input, idempotent.
 
     With `task_id`, the task is locked first in the same statement, and must be active, for the calls that run
     in this transaction (`Written.task`: agents.fencing.task_lock_for_tools' columns and acting role).
+    `results`: the last step's read-only calls, run since it committed, with their outcomes set on them; they
+    must still be pending in the log, and are recorded with their `tool_call.finished` events before this
+    step's own.
     """
+    finished = [
+        {
+            "kind": "tool_call.finished",
+            "data": {"task": event["task"], "turn": turn_id, "call": c.call_id, "name": c.name, "status": c.status},
+        }
+        for c in results
+    ]
     if connection.vendor != "postgresql":
         task = task_lock_for_tools(task_id) if task_id is not None else None
-        return _orm_write(turn_id, generation, workspace_id, step_fields, calls, event, task)
+        return _orm_write(turn_id, generation, workspace_id, step_fields, calls, event, task, results, finished)
     now, expires = timezone.now(), lease_deadline()
+    events = [*finished, {"kind": "step.committed", "data": event}]
     params = {
         **{c: Jsonb(step_fields[c]) if c in JSON_STEP_COLUMNS else step_fields[c] for c in STEP_COLUMNS},
         "expires": expires,
@@ -141,9 +181,11 @@ def decision_write(
         "now": now,
         "pending": ToolCallStatus.PENDING,
         "calls": Jsonb([{**c, "i": c["index"]} for c in calls]),
+        "result_ids": [c.pk for c in results],
+        "results": Jsonb([_result_row(c) for c in results]),
         "workspace": workspace_id,
-        "kind": "step.committed",
-        "data": Jsonb(event),
+        "event_count": len(events),
+        "events": Jsonb(events),
     }
     if task_id is not None:
         params.update(task=task_id, viewer=Role.VIEWER.value, active=TaskStatus.ACTIVE)
@@ -173,8 +215,32 @@ def decision_write(
     return Written(step=step, calls=made, lease_expires=expires, task=_locked_task(task_row) if task_row else None)
 
 
-def _orm_write(turn_id, generation, workspace_id, step_fields, calls, event, task) -> Written:
+def _result_row(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.pk,
+        "status": call.status,
+        "result": call.result,
+        "error": call.error,
+        "started_at": call.started_at.isoformat(),
+        "finished_at": call.finished_at.isoformat(),
+    }
+
+
+def _orm_write(turn_id, generation, workspace_id, step_fields, calls, event, task, results, finished) -> Written:
     expires = fence_turn(turn_id, generation)
+    for call, notice in zip(results, finished, strict=True):
+        recorded = ToolCall.objects.filter(pk=call.pk, status=ToolCallStatus.PENDING).update(
+            status=call.status,
+            result=call.result,
+            error=call.error,
+            started_generation=generation,
+            started_at=call.started_at,
+            finished_at=call.finished_at,
+            attempts=F("attempts") + 1,
+        )
+        if recorded != 1:
+            raise Fenced()
+        event_append(workspace_id=workspace_id, **notice)
     step = Step.objects.create(turn_id=turn_id, **step_fields)
     made = ToolCall.objects.bulk_create([ToolCall(turn_id=turn_id, step=step, **c) for c in calls])
     event_append(workspace_id=workspace_id, kind="step.committed", data=event)

@@ -88,6 +88,51 @@ def transactional(name: str) -> bool:
     return tool_cls is not None and tool_cls.transactional
 
 
+def read_only(name: str) -> bool:
+    tool_cls = tool_get(name)
+    return tool_cls is not None and tool_cls.read_only
+
+
+def calls_run_read_only(run: RunContext, calls: list[ToolCall], task: Task) -> tuple[list[Outcome], list[ToolCall]]:
+    """Run a step's read-only calls (Tool.read_only) once its decision has committed: no transaction, no
+    `started` mark, nothing written. Each outcome is set on its call (status, result, error, times), and the
+    calls come back for the caller to record with its next decision (steplog.decision_write's `results`) or
+    with `calls_record`; a crash before that leaves them pending, and they run again (they change nothing).
+
+    `task`: the role, permissions and autonomy read with the decision. A result that carries events, progress
+    or a wait breaks the read-only contract: it is recorded at once, the full way, rather than lost.
+    """
+    outcomes, unrecorded = [], []
+    for call in calls:
+        tool_cls = tool_get(call.name)
+        started = timezone.now()
+        ctx = _context(run, call, task)
+        checked = _check(tool_cls, ctx, call)
+        outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked)
+        outcomes.append(outcome)
+        effects = outcome.tool_result
+        if effects is not None and (effects.events or effects.suspend or effects.made_progress):
+            logger.error("read-only tool %s returned effects on call %s; recorded at once", call.name, call.call_id)
+            call.started_at = started
+            with transaction.atomic():
+                fence_task(run.turn_id, run.generation, run.task_id)  # _write may update the turn: task first
+                _write(run, call, outcome)
+            continue
+        call.status, call.result, call.error = outcome.status, outcome.result, outcome.error
+        call.started_generation, call.started_at, call.finished_at = run.generation, started, timezone.now()
+        unrecorded.append(call)
+    return outcomes, unrecorded
+
+
+def calls_record(run: RunContext, calls: list[ToolCall]) -> None:
+    """Record read-only calls run by `calls_run_read_only` in one fenced transaction of their own: what the turn
+    does when no next decision will carry them (it ends, hands off, or stops)."""
+    with transaction.atomic():
+        fence_turn(run.turn_id, run.generation)
+        for call in calls:
+            _write(run, call, Outcome(call.status, result=call.result, error=call.error))
+
+
 class InlineFailed(Exception):
     """A transactional call run in the decision's transaction failed: the whole transaction must roll back (its
     partial writes with it) and run again with this outcome recorded instead of running the call."""

@@ -79,6 +79,11 @@ class Tool(ABC):
     Args: ClassVar[type[ToolArgs]]
     idempotent: ClassVar[bool] = True
     transactional: ClassVar[bool] = True
+    # Changes nothing (at most it fills a derived cache), calls nothing outside, and returns no events, progress
+    # or wait: the runtime runs a step of such calls after its decision commits, without a transaction or a
+    # `started` mark, and records their results with the next decision (agents/runtime/loop.py). A run lost to
+    # a crash is simply run again.
+    read_only: ClassVar[bool] = False
     required_role: ClassVar[str] = Role.VIEWER
     # Cannot be undone (deleting artifacts, forgetting memories): every call waits for a person's
     # confirmation card first, whatever the task's autonomy (DESIGN §5).

@@ -121,6 +121,7 @@ class ReadTaskState(Tool):
         "(positions, titles, statuses, evidence). Use it before planning or after an interruption."
     )
     idempotent = True
+    read_only = True
     required_role = Role.VIEWER
 
     class Args(StrictArgs):
@@ -321,6 +322,7 @@ class SearchAssets(Tool):
         "the most recently changed. Then read one with read_artifact."
     )
     idempotent = True
+    read_only = True
     required_role = Role.VIEWER
 
     class Args(StrictArgs):
@@ -389,6 +391,7 @@ class LoadTools(Tool):
         "Load a domain only when the work needs it."
     )
     idempotent = True
+    read_only = True
     required_role = Role.VIEWER
 
     class Args(StrictArgs):

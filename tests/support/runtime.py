@@ -79,7 +79,20 @@ class NoopTool(Tool):
         return ToolResult(content={"ok": True})
 
 
-TEST_TOOLS = (LookupTool, ChargeTool, NoopTool)
+class ReadTool(Tool):
+    """Read-only (Tool.read_only): run after its decision commits, recorded with the next one."""
+
+    name = "test_read"
+    description = "Read something (test tool)."
+    Args = NoArgs
+    read_only = True
+
+    def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
+        EXECUTIONS[(self.name, ctx.call_id)] += 1
+        return ToolResult(content={"read": ctx.call_id})
+
+
+TEST_TOOLS = (LookupTool, ChargeTool, NoopTool, ReadTool)
 
 
 def reset():

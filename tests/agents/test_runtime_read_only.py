@@ -1,0 +1,190 @@
+"""Read-only calls (Tool.read_only, issue 17 item 1): run once their decision commits, recorded with the next.
+
+A step of read-only calls is one read and one write statement, atomic by itself: no BEGIN or COMMIT round trip.
+What must hold around it, on PostgreSQL: every result is recorded once, before the next step's own event;
+a turn that ends without another decision records them on its way out; a worker that dies or is fenced out
+before the next decision records nothing, and the call runs again under the next worker.
+"""
+
+import pytest
+from django.db import connection, connections
+
+from agents.models import Step, ToolCall, ToolCallStatus, Turn, TurnStatus
+from agents.runtime.loop import turn_run
+from agents.runtime.watchdog import watchdog_sweep
+from tests.agents.conftest import says
+from tests.agents.test_runtime_faults import after_lease_expiry
+from workspace.models import Event
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+class Counter:
+    def __init__(self):
+        self.statements = self.autocommit = self.commits = 0
+
+    def __call__(self, execute, sql, params, many, context):
+        self.statements += 1
+        self.autocommit += not connection.in_atomic_block
+        return execute(sql, params, many, context)
+
+
+def _stepping(workspace, task) -> list[str]:
+    kinds = Event.objects.filter(workspace=workspace, data__task=task.pk).order_by("seq").values_list("kind", flat=True)
+    return [k for k in kinds if k in ("step.committed", "tool_call.finished")]
+
+
+def _run_counted(task, tools, script, steps: int) -> Counter:
+    script([*[says("", ("test_read", {})) for _ in range(steps)], says("Done.")])
+    turn = tools.start_turn(task)
+    counter = Counter()
+    db = connections["default"]
+    real_commit = db.commit
+
+    def commit():
+        counter.commits += 1
+        real_commit()
+
+    db.commit = commit
+    try:
+        with connection.execute_wrapper(counter):
+            assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="w") == "answered"
+    finally:
+        del db.commit
+    return counter
+
+
+def test_a_step_of_read_only_calls_is_one_read_and_one_write_statement(task, workspace, alice, tools, script):
+    # given two tasks whose turns make 2 and 7 steps that each read, then answer
+    from agents.models import Task, TaskStatus
+
+    other = Task.objects.create(workspace=workspace, title="Other", created_by=alice, status=TaskStatus.IDLE)
+
+    # when both turns run
+    short = _run_counted(task, tools, script, steps=2)
+    long = _run_counted(other, tools, script, steps=7)
+
+    # then each extra step cost two statements, each its own transaction (snapshot; decision with the last
+    # step's results), and no transaction block
+    extra = 5
+    assert (long.statements - short.statements) / extra == 2
+    assert (long.autocommit - short.autocommit) / extra == 2
+    assert long.commits == short.commits
+    # and every call ran once and is recorded done with its result, attempt 1, by this generation
+    calls = list(ToolCall.objects.filter(turn__task=other).order_by("step__index"))
+    assert [c.status for c in calls] == [ToolCallStatus.DONE] * 7
+    assert [c.result for c in calls] == [{"read": c.call_id} for c in calls]
+    assert all(c.attempts == 1 and c.started_generation == 1 and c.finished_at >= c.started_at for c in calls)
+    assert all(n == 1 for n in tools.EXECUTIONS.values()) and len(tools.EXECUTIONS) == 9
+    # and each result's event comes before the next step's, gapless
+    assert _stepping(workspace, other) == ["step.committed"] + ["tool_call.finished", "step.committed"] * 7
+    seqs = list(Event.objects.filter(workspace=workspace).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+
+
+def test_the_model_reads_a_read_only_result_in_the_very_next_step(task, tools, script):
+    # given a model that reads, then answers
+    model = script([says("Reading.", ("test_read", {})), says("Read it.")])
+    turn = tools.start_turn(task)
+
+    # when the turn runs
+    assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="w") == "answered"
+
+    # then step 2's request carried step 1's result, which the log holds as well
+    call = ToolCall.objects.get(turn=turn)
+    assert model.requests[1].state["last_results"][0]["status"] == "done"
+    assert call.result == {"read": f"{turn.pk}:1:1"}
+
+
+def test_a_turn_that_stops_after_read_only_calls_records_their_results_on_its_way_out(
+    task, workspace, tools, script, settings
+):
+    # given a step cap of 2 and a model that reads at every step
+    settings.LOMOTE_MAX_STEPS_PER_TURN = 2
+    script([says("", ("test_read", {}), ("test_read", {}))])
+    turn = tools.start_turn(task)
+
+    # when the turn runs into the cap
+    turn_run(turn_id=turn.pk, generation=turn.generation, holder="w")
+
+    # then it stopped with all four calls recorded once, the last step's two after its decision
+    turn.refresh_from_db()
+    assert turn.status != TurnStatus.RUNNING
+    calls = ToolCall.objects.filter(turn=turn).order_by("step__index", "index")
+    assert [(c.status, c.attempts) for c in calls] == [(ToolCallStatus.DONE, 1)] * 4
+    assert (
+        _stepping(workspace, task)
+        == ["step.committed"] + ["tool_call.finished"] * 2 + ["step.committed"] + ["tool_call.finished"] * 2
+    )
+
+
+class Crash(BaseException):
+    """The worker process dies: nothing after it runs (not an Exception, so nothing catches it)."""
+
+
+def test_a_worker_that_dies_before_the_next_decision_leaves_the_read_pending_and_the_next_worker_runs_it_once_more(
+    task, workspace, tools, script, settings
+):
+    # given a model that reads, then answers; the worker dies during the second model call
+    def die_at_step_two(index, request):
+        if request.state["step_index"] == 2 and not died:
+            died.append(True)
+            raise Crash()
+
+    died = []
+    script([says("Reading.", ("test_read", {})), says("Read it.")], on_call=die_at_step_two)
+    turn = tools.start_turn(task)
+    with pytest.raises(Crash):
+        turn_run(turn_id=turn.pk, generation=turn.generation, holder="A")
+
+    # then the read ran but nothing recorded it: the call is pending, no finished event
+    call = ToolCall.objects.get(turn=turn)
+    assert call.status == ToolCallStatus.PENDING and call.result is None
+    assert tools.EXECUTIONS[("test_read", call.call_id)] == 1
+    assert _stepping(workspace, task) == ["step.committed"]
+
+    # when its lease expires and the next worker takes the turn over
+    assert watchdog_sweep(now=after_lease_expiry(settings)).taken_over == [turn.pk]
+    turn.refresh_from_db()
+    assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="B") == "answered"
+
+    # then the read ran once more and is recorded once, with one finished event, before the answer
+    call.refresh_from_db()
+    assert (call.status, call.result, call.started_generation) == (ToolCallStatus.DONE, {"read": call.call_id}, 2)
+    assert tools.EXECUTIONS[("test_read", call.call_id)] == 2
+    assert _stepping(workspace, task) == ["step.committed", "tool_call.finished", "step.committed"]
+    assert Step.objects.filter(turn=turn).count() == 2
+
+
+def test_a_worker_fenced_out_before_its_next_decision_records_no_read_only_result(task, workspace, tools, script):
+    # given a model that reads, then answers; the turn is taken from the worker during its second model call
+    def take_turn_at_step_two(index, request):
+        if request.state["step_index"] == 2:
+            Turn.objects.filter(pk=turn.pk).update(generation=turn.generation + 1)
+
+    script([says("Reading.", ("test_read", {})), says("Read it.")], on_call=take_turn_at_step_two)
+    turn = tools.start_turn(task)
+
+    # when the worker tries to commit its next decision
+    assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="A") == "fenced"
+
+    # then neither that decision nor the read's result was written
+    call = ToolCall.objects.get(turn=turn)
+    assert (call.status, call.result) == (ToolCallStatus.PENDING, None)
+    assert Step.objects.filter(turn=turn).count() == 1
+    assert _stepping(workspace, task) == ["step.committed"]
+
+
+def test_a_read_only_call_that_is_not_allowed_is_recorded_failed_with_the_next_decision(task, tools, script):
+    # given a model that calls a read-only tool with arguments its schema refuses
+    model = script([says("Reading.", ("test_read", {"unexpected": 1})), says("It failed.")])
+    turn = tools.start_turn(task)
+
+    # when the turn runs
+    assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="w") == "answered"
+
+    # then the call never ran, and its refusal is what the model read and the log holds
+    call = ToolCall.objects.get(turn=turn)
+    assert (call.status, call.error["code"]) == (ToolCallStatus.FAILED, "invalid_arguments")
+    assert not tools.EXECUTIONS
+    assert model.requests[1].state["last_results"][0]["status"] == "failed"
