@@ -15,8 +15,8 @@ Both tools return the same ~1 KB text per step, different for each step (identic
 TOAST compressor shrink LangGraph's whole-list blobs and flatter it).
 
 How:
-- Order: one warm-up run each (fresh tables allocate their first pages), then the timed runs, Lomote and
-  LangGraph interleaved, then one accounting run each.
+- Order: one warm-up run each (fresh tables allocate their first pages), ANALYZE (as autovacuum would have on
+  a database in use), then the timed runs, Lomote and LangGraph interleaved, then one accounting run each.
 - Time per step: a timestamp when step k's decision starts (Lomote: a wrapper around `TurnRunner._step`;
   LangGraph: the model node's first line). Step k lasts until step k+1 starts, the last one until the run
   returns, so it covers the loop's reads, the context, the model, the decision's commit, the tool and its
@@ -676,6 +676,16 @@ def targets(lo: dict, lg: dict, raw_ms: float, early: str, late: str) -> list[st
 # --- main -------------------------------------------------------------------------------------------------
 
 
+def statistics_refresh() -> None:
+    """ANALYZE the bench database (both systems' tables) after the warm-up runs. A database in use has planner
+    statistics — autovacuum analyzes a table as it grows — but these tables are minutes old: planned as nearly
+    empty, lookups by key into a few hundred rows became sequential scans that grew with every run."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
 def profile_lomote(bench: LomoteBench, tool: str) -> None:
     import cProfile
     import pstats
@@ -718,6 +728,7 @@ def main(argv: list[str] | None = None) -> int:
                 lomote.tool = tool
                 lomote.timed()
             langgraph.timed()
+            statistics_refresh()
             lomote_time, langgraph_time = {tool: Timing() for tool in tools}, Timing()
             for i in range(args.repeats):
                 print(f"timed runs {i + 1}/{args.repeats} ...", flush=True)
