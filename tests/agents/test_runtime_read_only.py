@@ -9,7 +9,8 @@ before the next decision records nothing, and the call runs again under the next
 import pytest
 from django.db import connection, connections
 
-from agents.models import Step, ToolCall, ToolCallStatus, Turn, TurnStatus
+from agents.exceptions import ModelConfigError
+from agents.models import Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
 from agents.runtime.loop import turn_run
 from agents.runtime.watchdog import watchdog_sweep
 from tests.agents.conftest import says
@@ -56,8 +57,6 @@ def _run_counted(task, tools, script, steps: int) -> Counter:
 
 def test_a_step_of_read_only_calls_is_one_read_and_one_write_statement(task, workspace, alice, tools, script):
     # given two tasks whose turns make 2 and 7 steps that each read, then answer
-    from agents.models import Task, TaskStatus
-
     other = Task.objects.create(workspace=workspace, title="Other", created_by=alice, status=TaskStatus.IDLE)
 
     # when both turns run
@@ -188,3 +187,23 @@ def test_a_read_only_call_that_is_not_allowed_is_recorded_failed_with_the_next_d
     assert (call.status, call.error["code"]) == (ToolCallStatus.FAILED, "invalid_arguments")
     assert not tools.EXECUTIONS
     assert model.requests[1].state["last_results"][0]["status"] == "failed"
+
+
+def test_a_model_failure_after_read_only_calls_records_them_before_the_turn_fails(task, workspace, tools, script):
+    # given a model that reads, then fails for good at the next step
+    def fail_at_step_two(index, request):
+        if request.state["step_index"] == 2:
+            raise ModelConfigError("The model is misconfigured.")
+
+    script([says("Reading.", ("test_read", {})), says("Never said.")], on_call=fail_at_step_two)
+    turn = tools.start_turn(task)
+
+    # when the turn runs
+    turn_run(turn_id=turn.pk, generation=turn.generation, holder="w")
+
+    # then the turn failed, and what step 1 read is recorded, with its event
+    turn.refresh_from_db()
+    assert turn.status == TurnStatus.FAILED
+    call = ToolCall.objects.get(turn=turn)
+    assert (call.status, call.result) == (ToolCallStatus.DONE, {"read": call.call_id})
+    assert _stepping(workspace, task) == ["step.committed", "tool_call.finished"]
