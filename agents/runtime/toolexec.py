@@ -89,8 +89,15 @@ def transactional(name: str) -> bool:
 
 
 def read_only(name: str) -> bool:
+    """Runs after its decision, recorded with the next (Tool.read_only). A tool that also spends, cannot be undone
+    or acts outside our database goes the full way whatever it declares: its checks may open a card."""
     tool_cls = tool_get(name)
-    return tool_cls is not None and tool_cls.read_only
+    return (
+        tool_cls is not None
+        and tool_cls.read_only
+        and tool_cls.transactional
+        and not (tool_cls.paid or tool_cls.irreversible)
+    )
 
 
 def calls_run_read_only(run: RunContext, calls: list[ToolCall], task: Task) -> tuple[list[Outcome], list[ToolCall]]:

@@ -13,8 +13,11 @@ from agents.exceptions import ModelConfigError
 from agents.models import Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
 from agents.runtime.loop import turn_run
 from agents.runtime.watchdog import watchdog_sweep
+from agents.tools.base import Tool, ToolContext, ToolResult
+from agents.tools.registry import override
 from tests.agents.conftest import says
 from tests.agents.test_runtime_faults import after_lease_expiry
+from tests.support.runtime import NoArgs
 from workspace.models import Event
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -207,3 +210,37 @@ def test_a_model_failure_after_read_only_calls_records_them_before_the_turn_fail
     call = ToolCall.objects.get(turn=turn)
     assert (call.status, call.result) == (ToolCallStatus.DONE, {"read": call.call_id})
     assert _stepping(workspace, task) == ["step.committed", "tool_call.finished"]
+
+
+class ReadThatTellsTool(Tool):
+    """Declared read-only, yet returns an event: it breaks the contract, and must not lose what it returned."""
+
+    name = "test_read_that_tells"
+    description = "Read, and announce it (test tool)."
+    Args = NoArgs
+    read_only = True
+
+    def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
+        return ToolResult(content={"read": True}, events=[("test.told", {"task": ctx.task_id})])
+
+
+def test_a_read_only_tool_that_returns_effects_is_recorded_at_once_with_them(task, workspace, tools, script):
+    # given a model that calls a "read-only" tool returning an event, then watches the log before answering
+    seen = {}
+
+    def look_at_step_two(index, request):
+        if request.state["step_index"] == 2:
+            seen["call"] = ToolCall.objects.get(turn=turn).status
+
+    script([says("Reading.", ("test_read_that_tells", {})), says("Done.")], on_call=look_at_step_two)
+    turn = tools.start_turn(task)
+
+    # when the turn runs
+    with override(ReadThatTellsTool):
+        assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="w") == "answered"
+
+    # then its result and its event were written before the next decision, once
+    assert seen["call"] == ToolCallStatus.DONE
+    kinds = Event.objects.filter(workspace=workspace).order_by("seq").values_list("kind", flat=True)
+    stepping = [k for k in kinds if k in ("test.told", "step.committed", "tool_call.finished")]
+    assert stepping == ["step.committed", "test.told", "tool_call.finished", "step.committed"]
