@@ -35,8 +35,9 @@ class Counter:
         return execute(sql, params, many, context)
 
 
-def _run_counted(task, tools, script, steps: int) -> Counter:
-    script([*[says("", ("test_noop", {})) for _ in range(steps)], says("Done.")])
+def run_counted(task, tools, script, steps: int, tool: str = "test_noop") -> Counter:
+    """Run a turn of `steps` steps that each call `tool`, then answer; count what it did on the database."""
+    script([*[says("", (tool, {})) for _ in range(steps)], says("Done.")])
     turn = tools.start_turn(task)
     counter = Counter()
     db = connections["default"]  # the wrapper itself, not the proxy: its commit is what atomic() calls
@@ -60,8 +61,8 @@ def test_a_step_with_a_transactional_tool_is_one_read_and_one_write_transaction(
     other = Task.objects.create(workspace=workspace, title="Other", created_by=alice, status=TaskStatus.IDLE)
 
     # when both turns run
-    short = _run_counted(task, tools, script, steps=2)
-    long = _run_counted(other, tools, script, steps=7)
+    short = run_counted(task, tools, script, steps=2)
+    long = run_counted(other, tools, script, steps=7)
 
     # then each extra step cost one commit (decision, tool effect and result together), one read-only
     # statement outside it, and three statements in all: the snapshot, the decision (which also locks the task)

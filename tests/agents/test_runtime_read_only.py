@@ -7,7 +7,6 @@ before the next decision records nothing, and the call runs again under the next
 """
 
 import pytest
-from django.db import connection, connections
 
 from agents.exceptions import ModelConfigError
 from agents.models import Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
@@ -17,20 +16,11 @@ from agents.tools.base import Tool, ToolContext, ToolResult
 from agents.tools.registry import override
 from tests.agents.conftest import says
 from tests.agents.test_runtime_faults import after_lease_expiry
+from tests.agents.test_runtime_hot_path import run_counted
 from tests.support.runtime import NoArgs
 from workspace.models import Event
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-class Counter:
-    def __init__(self):
-        self.statements = self.autocommit = self.commits = 0
-
-    def __call__(self, execute, sql, params, many, context):
-        self.statements += 1
-        self.autocommit += not connection.in_atomic_block
-        return execute(sql, params, many, context)
 
 
 def _stepping(workspace, task) -> list[str]:
@@ -38,33 +28,13 @@ def _stepping(workspace, task) -> list[str]:
     return [k for k in kinds if k in ("step.committed", "tool_call.finished")]
 
 
-def _run_counted(task, tools, script, steps: int) -> Counter:
-    script([*[says("", ("test_read", {})) for _ in range(steps)], says("Done.")])
-    turn = tools.start_turn(task)
-    counter = Counter()
-    db = connections["default"]
-    real_commit = db.commit
-
-    def commit():
-        counter.commits += 1
-        real_commit()
-
-    db.commit = commit
-    try:
-        with connection.execute_wrapper(counter):
-            assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="w") == "answered"
-    finally:
-        del db.commit
-    return counter
-
-
 def test_a_step_of_read_only_calls_is_one_read_and_one_write_statement(task, workspace, alice, tools, script):
     # given two tasks whose turns make 2 and 7 steps that each read, then answer
     other = Task.objects.create(workspace=workspace, title="Other", created_by=alice, status=TaskStatus.IDLE)
 
     # when both turns run
-    short = _run_counted(task, tools, script, steps=2)
-    long = _run_counted(other, tools, script, steps=7)
+    short = run_counted(task, tools, script, steps=2, tool="test_read")
+    long = run_counted(other, tools, script, steps=7, tool="test_read")
 
     # then each extra step cost two statements, each its own transaction (snapshot; decision with the last
     # step's results), and no transaction block
