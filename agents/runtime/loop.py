@@ -40,7 +40,7 @@ from agents.runtime.compaction import compaction_run
 from agents.runtime.context import context_build
 from agents.runtime.history import History
 from agents.runtime.shortpath import approved_short_call, is_short, short_calls, short_item_position
-from agents.runtime.snapshot import task_snapshot
+from agents.runtime.snapshot import TaskSnapshot, task_snapshot
 from agents.runtime.steplog import decision_write, task_lock_for_decision
 from agents.runtime.toolexec import (
     InlineFailed,
@@ -100,6 +100,8 @@ class TurnRunner:
         self.lease_expires: datetime | None = None
         # The last step's read-only calls, run since its decision committed: the next decision records them.
         self.unrecorded: list[ToolCall] = []
+        # What that decision's statement read of the task for the next step (steplog.decision_write's snapshot).
+        self.next_snapshot: TaskSnapshot | None = None
 
     def run(self) -> str:
         turn = Turn.objects.select_related("task").get(pk=self.turn_id)
@@ -196,8 +198,9 @@ class TurnRunner:
 
         def build():
             # One statement reads the task, its inbox, checklist, cards, notices, spending and profile from one
-            # snapshot (agents/runtime/snapshot.py): no transaction of its own needed.
-            snapshot = task_snapshot(task_id)  # fresh brief, title, goal revision
+            # snapshot (agents/runtime/snapshot.py): no transaction of its own needed. After a step of read-only
+            # calls, the decision's own statement has read it (they changed nothing since): used once.
+            snapshot, self.next_snapshot = self.next_snapshot or task_snapshot(task_id), None
             built = context_build(
                 task=snapshot.task,
                 turn=self.turn,
@@ -279,6 +282,7 @@ class TurnRunner:
             except InlineFailed as failure:  # all of it rolled back: again, with that call's failure recorded
                 failed[failure.index] = failure.outcome
         self.unrecorded = []  # recorded by that decision
+        self.next_snapshot = written.snapshot
         if deferred:
             outcomes, self.unrecorded = calls_run_read_only(self.run_ctx, written.calls, written.task)
         step = written.step
@@ -318,6 +322,9 @@ class TurnRunner:
                 **record,
                 task_id=task_id if needs_task and locked is None else None,
                 results=self.unrecorded,
+                # Its statement reads the next step's snapshot when it is the whole transaction and its calls
+                # change nothing: a later statement (consumed inbox, notices, inline calls) would make it stale.
+                snapshot=deferred and alone,
             )
             if locked is not None:
                 written = replace(written, task=locked)

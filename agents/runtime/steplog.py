@@ -26,7 +26,14 @@ from psycopg.types.json import Jsonb
 from agents.exceptions import Fenced
 from agents.fencing import fence_turn, lease_deadline, task_lock_for_tools
 from agents.models import Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
-from agents.runtime.snapshot import model_from_row
+from agents.runtime.snapshot import (
+    SNAPSHOT_PARAMS,
+    TaskSnapshot,
+    json_value,
+    model_from_json,
+    snapshot_expression,
+    snapshot_from_json,
+)
 from lomote.kernel.events import push_hint_on_commit
 from lomote.kernel.prepared import prepared_cursor
 from workspace.models import ApiKey, Event, Membership, Role, Workspace
@@ -39,6 +46,7 @@ class Written:
     calls: list[ToolCall]
     lease_expires: datetime
     task: Task | None = None  # locked for the decision's transactional calls (decision_write's task_id)
+    snapshot: TaskSnapshot | None = None  # the task as the next step reads it (decision_write's `snapshot`)
 
 
 STEP_COLUMNS = (
@@ -78,8 +86,8 @@ def _event_ctes(*, after: str, kind: str) -> str:
     )"""  # noqa: S608 - names from model meta, values are parameters
 
 
-@lru_cache(maxsize=2)
-def _decision_sql(lock_task: bool) -> str:
+@lru_cache(maxsize=4)
+def _decision_sql(lock_task: bool, snapshot: bool) -> str:
     turn, step, call = _q(Turn._meta.db_table), _q(Step._meta.db_table), _q(ToolCall._meta.db_table)
     workspace, event = _q(Workspace._meta.db_table), _q(Event._meta.db_table)
     step_cols = ", ".join(_q(c) for c in STEP_COLUMNS)
@@ -91,7 +99,11 @@ def _decision_sql(lock_task: bool) -> str:
     if lock_task:
         locked = f"locked AS ({_task_lock_select()}), "
         active = "AND EXISTS (SELECT 1 FROM locked WHERE locked.status = %(active)s)"
-    task_row = ", " + ", ".join(f"(SELECT {_q(c)} FROM locked)" for c in (*TASK_LOCK_COLUMNS, "acting_role"))  # noqa: S608
+    task_row = f", (SELECT {_task_lock_json()} FROM locked)" if lock_task else ", NULL"  # noqa: S608
+    # With `snapshot`, the next step's read of the task (agents/runtime/snapshot.py) as the statement's last
+    # column: it sees the database as the statement began, which is what the next step would read, since this
+    # statement changes nothing it reads (no inbox, notice or call of the snapshot).
+    next_read = f", (SELECT {snapshot_expression()} FROM {_q(Task._meta.db_table)} t WHERE t.id = %(task)s)"  # noqa: S608
     # `results`: the outcomes of the last step's read-only calls (run after that decision committed) are recorded
     # here, each still pending — the fence fails otherwise, so they are recorded all together or not at all.
     # The events (their `tool_call.finished`, then this step's `step.committed`) take consecutive sequence
@@ -135,7 +147,7 @@ def _decision_sql(lock_task: bool) -> str:
     )
     SELECT (SELECT id FROM new_step),
            (SELECT json_agg(json_build_array("index", id)) FROM new_calls),
-           (SELECT max(seq) FROM new_events){task_row if lock_task else ""}
+           (SELECT max(seq) FROM new_events){task_row}{next_read if snapshot else ", NULL"}
     """  # noqa: S608 - names from model meta, values are parameters
 
 
@@ -149,6 +161,7 @@ def decision_write(
     event: dict[str, Any],
     task_id: int | None = None,
     results: Sequence[ToolCall] = (),
+    snapshot: bool = False,
 ) -> Written:
     """Record a decision under the fence, in the caller's transaction (or as its own: the statement is atomic).
     Raises Fenced (nothing written) when the turn is no longer this generation's. `calls`: index, call_id,
@@ -158,7 +171,9 @@ def decision_write(
     in this transaction (`Written.task`: agents.fencing.task_lock_for_tools' columns and acting role).
     `results`: the last step's read-only calls, run since it committed, with their outcomes set on them; they
     must still be pending in the log, and are recorded with their `tool_call.finished` events before this
-    step's own.
+    step's own. With `snapshot` (and `task_id`), the statement also returns the task's snapshot for the next
+    step (`Written.snapshot`; PostgreSQL only): for a decision that is the whole of its transaction and whose
+    calls change nothing (read-only), so that what the next step reads is what the statement saw.
     """
     finished = [
         {
@@ -187,11 +202,14 @@ def decision_write(
         "event_count": len(events),
         "events": Jsonb(events),
     }
+    snapshot = snapshot and task_id is not None
     if task_id is not None:
         params.update(task=task_id, viewer=Role.VIEWER.value, active=TaskStatus.ACTIVE)
+    if snapshot:
+        params.update(SNAPSHOT_PARAMS)
     with prepared_cursor() as cursor:
-        cursor.execute(_decision_sql(task_id is not None), params)
-        step_id, call_ids, seq, *task_row = cursor.fetchone()
+        cursor.execute(_decision_sql(task_id is not None, snapshot), params)
+        step_id, call_ids, seq, task_row, next_read = cursor.fetchone()
     if step_id is None:
         raise Fenced()
     push_hint_on_commit(workspace_id, seq)
@@ -212,7 +230,13 @@ def decision_write(
         )
         call._state.adding, call._state.db = False, connection.alias
         made.append(call)
-    return Written(step=step, calls=made, lease_expires=expires, task=_locked_task(task_row) if task_row else None)
+    return Written(
+        step=step,
+        calls=made,
+        lease_expires=expires,
+        task=_locked_task(task_row) if task_row else None,
+        snapshot=snapshot_from_json(next_read) if next_read else None,
+    )
 
 
 def _result_row(call: ToolCall) -> dict[str, Any]:
@@ -325,10 +349,17 @@ def _task_lock_select() -> str:
     """  # noqa: S608 - names from model meta, values are parameters
 
 
-def _locked_task(row) -> Task:
-    """The Task of a `_task_lock_select` row: its columns, then the acting role."""
-    task = model_from_row(Task, TASK_LOCK_COLUMNS, row[: len(TASK_LOCK_COLUMNS)])
-    task.acting_role = row[-1]
+@lru_cache(maxsize=1)
+def _task_lock_json() -> str:
+    """A `locked` row (`_task_lock_select`) as one json array, decoded by `_locked_task`."""
+    return "json_build_array(" + ", ".join(f"locked.{_q(c)}" for c in (*TASK_LOCK_COLUMNS, "acting_role")) + ")"
+
+
+def _locked_task(value) -> Task:
+    """The Task of a `_task_lock_json` value: its columns, then the acting role."""
+    *columns, role = json_value(value)
+    task = model_from_json(Task, TASK_LOCK_COLUMNS, columns)
+    task.acting_role = role
     return task
 
 
@@ -339,11 +370,14 @@ def task_lock_for_decision(task_id: int) -> Task:
     if connection.vendor != "postgresql":
         return task_lock_for_tools(task_id)
     with prepared_cursor() as cursor:
-        cursor.execute(_task_lock_select(), {"task": task_id, "viewer": Role.VIEWER.value})
+        cursor.execute(
+            f"WITH locked AS ({_task_lock_select()}) SELECT {_task_lock_json()} FROM locked",  # noqa: S608
+            {"task": task_id, "viewer": Role.VIEWER.value},
+        )
         row = cursor.fetchone()
     if row is None:
         raise Task.DoesNotExist(f"Task {task_id} does not exist.")
-    task = _locked_task(row)
+    task = _locked_task(row[0])
     if task.status != TaskStatus.ACTIVE:
         raise Fenced()
     return task

@@ -13,14 +13,33 @@ settings.py sets the connection's `prepare_threshold` so high that nothing else 
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 
 import psycopg
 from django.db import connection
+from psycopg._queries import PostgresQuery, _query2pg_nocache
+
+# psycopg converts a statement's `%(name)s` placeholders to `$n` with a regex at every execution unless the
+# text is at most 4 KB (psycopg._queries.MAX_CACHED_STATEMENT_LENGTH); the decision statement that also reads the
+# next snapshot is 7.5 KB, and converting it cost 0.2 ms a step. These statements are a few fixed texts: convert
+# each once. (psycopg internals, pinned in requirements.txt; tests/kernel/test_prepared.py checks the cache.)
+_converted = lru_cache(maxsize=64)(_query2pg_nocache)
+
+
+class _ConvertedOnce(PostgresQuery):
+    def convert(self, query, vars) -> None:
+        if vars is None or not isinstance(query, str | bytes):
+            return super().convert(query, vars)
+        query = query.encode(self._tx.encoding) if isinstance(query, str) else query
+        self.query, self._want_formats, self._order, self._parts = _converted(query, self._tx.encoding)
+        self.dump(vars)
 
 
 class AlwaysPrepared(psycopg.Cursor):
     """Server-side binding, prepared from the first execution (psycopg keeps the statements per connection, at
     most `prepared_max`, and forgets them on a rollback or a schema change)."""
+
+    _query_cls = _ConvertedOnce
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
         super().execute(query, params, prepare=True, binary=binary)

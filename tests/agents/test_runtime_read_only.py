@@ -1,15 +1,16 @@
 """Read-only calls (Tool.read_only, issue 17 item 1): run once their decision commits, recorded with the next.
 
-A step of read-only calls is one read and one write statement, atomic by itself: no BEGIN or COMMIT round trip.
-What must hold around it, on PostgreSQL: every result is recorded once, before the next step's own event;
-a turn that ends without another decision records them on its way out; a worker that dies or is fenced out
-before the next decision records nothing, and the call runs again under the next worker.
+A step of read-only calls is one statement, atomic by itself: no BEGIN or COMMIT round trip, and it also reads what
+the next step's context needs. What must hold around it, on PostgreSQL: every result is recorded once, before the
+next step's own event; a turn that ends without another decision records them on its way out; a worker that dies or
+is fenced out before the next decision records nothing, and the call runs again under the next worker; what the
+person writes while a read runs is read one step later, never lost.
 """
 
 import pytest
 
 from agents.exceptions import ModelConfigError
-from agents.models import Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
+from agents.models import InboxMessage, InboxStatus, Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
 from agents.runtime.loop import turn_run
 from agents.runtime.watchdog import watchdog_sweep
 from agents.tools.base import Tool, ToolContext, ToolResult
@@ -28,7 +29,7 @@ def _stepping(workspace, task) -> list[str]:
     return [k for k in kinds if k in ("step.committed", "tool_call.finished")]
 
 
-def test_a_step_of_read_only_calls_is_one_read_and_one_write_statement(task, workspace, alice, tools, script):
+def test_a_step_of_read_only_calls_is_one_statement(task, workspace, alice, tools, script):
     # given two tasks whose turns make 2 and 7 steps that each read, then answer
     other = Task.objects.create(workspace=workspace, title="Other", created_by=alice, status=TaskStatus.IDLE)
 
@@ -36,11 +37,11 @@ def test_a_step_of_read_only_calls_is_one_read_and_one_write_statement(task, wor
     short = run_counted(task, tools, script, steps=2, tool="test_read")
     long = run_counted(other, tools, script, steps=7, tool="test_read")
 
-    # then each extra step cost two statements, each its own transaction (snapshot; decision with the last
-    # step's results), and no transaction block
+    # then each extra step cost one statement, its own transaction (the decision, with the last step's results and
+    # the next step's snapshot), and no transaction block
     extra = 5
-    assert (long.statements - short.statements) / extra == 2
-    assert (long.autocommit - short.autocommit) / extra == 2
+    assert (long.statements - short.statements) / extra == 1
+    assert (long.autocommit - short.autocommit) / extra == 1
     assert long.commits == short.commits
     # and every call ran once and is recorded done with its result, attempt 1, by this generation
     calls = list(ToolCall.objects.filter(turn__task=other).order_by("step__index"))
@@ -214,3 +215,59 @@ def test_a_read_only_tool_that_returns_effects_is_recorded_at_once_with_them(tas
     kinds = Event.objects.filter(workspace=workspace).order_by("seq").values_list("kind", flat=True)
     stepping = [k for k in kinds if k in ("test.told", "step.committed", "tool_call.finished")]
     assert stepping == ["step.committed", "test.told", "tool_call.finished", "step.committed"]
+
+
+class ReadWhileThePersonWritesTool(Tool):
+    """Read-only; while it runs, the person posts a message and edits the brief (in their own transactions)."""
+
+    name = "test_read_while_written"
+    description = "Read slowly (test tool)."
+    Args = NoArgs
+    read_only = True
+
+    def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
+        if not InboxMessage.objects.filter(task_id=ctx.task_id).exists():
+            task = Task.objects.get(pk=ctx.task_id)
+            InboxMessage.objects.create(task=task, author=task.created_by, text="Make it blue")
+            Task.objects.filter(pk=ctx.task_id).update(brief="A blue poster")
+        return ToolResult(content={"read": True})
+
+
+def test_the_next_step_reads_what_the_decision_statement_saw_and_what_arrived_meanwhile_comes_one_step_later(
+    task, tools, script
+):
+    # given a model that reads three times, then answers; during the first read the person writes
+    model = script(
+        [says("", ("test_read_while_written", {})) for _ in range(3)] + [says("Done.")],
+    )
+    turn = tools.start_turn(task)
+
+    # when the turn runs
+    with override(ReadWhileThePersonWritesTool):
+        assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="w") == "answered"
+
+    # then step 2 was built from what step 1's statement read (before the person wrote), step 3 from step 2's
+    # statement, which saw the message and the new brief
+    inbox = [r.state["new_messages"] for r in model.requests]
+    briefs = [r.state["task"]["brief"] for r in model.requests]
+    assert [[m["text"] for m in messages] for messages in inbox] == [[], [], ["Make it blue"], []]
+    assert briefs[:2] == [task.brief, task.brief] and briefs[2:] == ["A blue poster", "A blue poster"]
+    # and the message was consumed once, by step 3
+    message = InboxMessage.objects.get(task=task)
+    assert message.status == InboxStatus.CONSUMED and message.consumed_by_step.index == 3
+
+
+def test_a_message_that_arrives_during_the_last_read_starts_the_next_turn(task, tools, script):
+    # given a model that reads once, then answers without seeing the message posted during that read
+    model = script([says("", ("test_read_while_written", {})), says("Done.")])
+    turn = tools.start_turn(task)
+
+    # when the turn runs
+    with override(ReadWhileThePersonWritesTool):
+        outcome = turn_run(turn_id=turn.pk, generation=turn.generation, holder="w")
+
+    # then the message is not lost: it waits, and the next turn is queued for it
+    assert model.requests[1].state["new_messages"] == []
+    assert outcome == "next_turn"
+    assert InboxMessage.objects.get(task=task).status == InboxStatus.PENDING
+    assert Turn.objects.filter(task=task, status=TurnStatus.QUEUED, trigger="message").count() == 1

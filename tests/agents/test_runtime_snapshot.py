@@ -4,7 +4,16 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agents.models import Card, CardKind, CardStatus, ChecklistItem, ChecklistStatus, InboxMessage, InboxStatus
+from agents.models import (
+    Card,
+    CardKind,
+    CardStatus,
+    ChecklistItem,
+    ChecklistStatus,
+    InboxMessage,
+    InboxStatus,
+    Task,
+)
 from agents.runtime.snapshot import _orm_snapshot, _pg_snapshot
 from billing.models import Approval, ApprovalKind, Authorisation, Order, OrderStatus
 from memory.models import Evidence, EvidenceKind, ForgetRequest, ForgottenTerm, ProfileEntry, ProfileVersion
@@ -89,6 +98,10 @@ def test_the_one_statement_snapshot_reads_what_the_orm_reads(busy_task):
     # then the one statement agrees with the ORM on every part, in one query
     assert len(queries) == 1
     assert one.task.pk == busy_task.pk and one.task.goal_revision == 2 and one.task.brief == busy_task.brief
+    # every field of the task as the ORM reads it, timestamps to the microsecond
+    fields = [f.attname for f in Task._meta.concrete_fields]
+    assert {f: getattr(one.task, f) for f in fields} == {f: getattr(many.task, f) for f in fields}
+    assert one.task.created_at.tzinfo is not None
     # JSON columns decoded as the ORM decodes them
     assert one.task.waiting_for == many.task.waiting_for == {"type": "person", "card": 1}
     assert one.task.permissions == many.task.permissions and isinstance(one.task.permissions, dict)

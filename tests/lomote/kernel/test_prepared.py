@@ -6,7 +6,7 @@ from django.test.utils import CaptureQueriesContext
 
 from agents.models import Task
 from agents.runtime.snapshot import task_snapshot
-from lomote.kernel.prepared import prepared_enabled
+from lomote.kernel.prepared import _converted, prepared_cursor, prepared_enabled
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -50,3 +50,21 @@ def test_a_rolled_back_transaction_leaves_the_statement_usable(task):
         raise RuntimeError("roll back")
     Task.objects.filter(pk=task.pk).update(title="Poster v2")
     assert task_snapshot(task.pk).task.title == "Poster v2"
+
+
+def test_a_statement_longer_than_psycopgs_cache_limit_is_converted_once(task):
+    # given a statement over 4 KB (psycopg converts such texts' placeholders anew at every execution)
+    long = "SELECT %(a)s::int + %(b)s::int /* " + "x" * 5000 + " */"
+    _converted.cache_clear()
+
+    # when it runs three times with different values
+    with prepared_cursor() as cursor:
+        sums = []
+        for a in (1, 2, 3):
+            cursor.execute(long, {"a": a, "b": 10})
+            sums.append(cursor.fetchone()[0])
+
+    # then each ran with its own values, and its text was converted once
+    assert sums == [11, 12, 13]
+    info = _converted.cache_info()
+    assert (info.misses, info.hits) == (1, 2)
