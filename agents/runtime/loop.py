@@ -8,7 +8,8 @@ statement (agents/runtime/snapshot.py) and that one write transaction (agents/ru
 decision's leading transactional (database-only) calls run inside it, so their effects and results commit
 with the decision that asked for them (toolexec.calls_run_in_decision); any other call runs after it. A step
 whose calls are all read-only runs them after its decision commits and records their results with the next
-decision, in its statement: such a step is one read and one write statement, each a transaction by itself.
+decision, in its statement; that statement also reads the next step's snapshot (nothing the step does after it
+changes what the snapshot reads): such a step is ONE statement, a transaction by itself.
 
 The runner reads the log once when it claims the turn, then keeps what it commits in memory: while it
 holds the fence nobody else writes this turn's log, and every write it makes re-checks the fence.

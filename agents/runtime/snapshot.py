@@ -3,7 +3,9 @@
 A step's context needs the task row, its pending inbox, checklist, open cards, undelivered change notices,
 spending and budget, the workspace's current profile, its forgotten terms and the guides it can load. Through the
 ORM that is ten round trips and a read-only transaction around them; here it is one SELECT whose subqueries all read
-the same snapshot, so it needs no transaction of its own (autocommit: one statement, one consistent view).
+the same snapshot, so it needs no transaction of its own (autocommit: one statement, one consistent view). It comes
+back as one JSON value (`snapshot_expression`), which a read-only step's decision statement also returns for the
+next step (agents/runtime/steplog.py): that step then reads nothing before its model call.
 
 Raw SQL because the ORM cannot nest these aggregates as JSON into one row. Table and column names come from
 the models' meta; only values are parameters. On another database (SQLite in local runs) the same facts are
