@@ -338,7 +338,8 @@ class TurnRunner:
             if built.notice_ids:
                 notices_mark_delivered(task_id=task_id, ids=built.notice_ids)
             if inline:
-                outcomes = calls_run_in_decision(self.run_ctx, written.calls, written.task, failed)
+                outcomes, snapshot = calls_run_in_decision(self.run_ctx, written.calls, written.task, failed)
+                written = replace(written, snapshot=snapshot)
         return written, outcomes
 
     def _provider(self) -> ModelProvider:

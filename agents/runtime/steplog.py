@@ -271,11 +271,13 @@ def _orm_write(turn_id, generation, workspace_id, step_fields, calls, event, tas
     return Written(step=step, calls=made, lease_expires=expires, task=task)
 
 
-@lru_cache(maxsize=1)
-def _result_sql() -> str:
-    call = _q(ToolCall._meta.db_table)
+@lru_cache(maxsize=2)
+def _result_sql(snapshot: bool) -> str:
+    call, task = _q(ToolCall._meta.db_table), _q(Task._meta.db_table)
     # The call's compare-and-set (toolexec._write) and its `tool_call.finished` event in one statement: the
-    # event is appended only when the update matched.
+    # event is appended only when the update matched. With `snapshot`, the next step's read of the task as well
+    # (see decision_write): it sees the transaction's earlier statements, the tool's own writes among them.
+    next_read = f", (SELECT {snapshot_expression()} FROM {task} t WHERE t.id = %(task)s)" if snapshot else ", NULL"  # noqa: S608
     return f"""
     WITH done AS (
       UPDATE {call} SET status = %(status)s, result = %(result)s, error = %(error)s,
@@ -285,7 +287,7 @@ def _result_sql() -> str:
         AND NOT (status = %(started)s AND started_generation IS NOT NULL AND started_generation < %(generation)s)
       RETURNING id
     ), {_event_ctes(after="done", kind="'tool_call.finished'")}
-    SELECT (SELECT count(*) FROM done), (SELECT seq FROM new_event)
+    SELECT (SELECT count(*) FROM done), (SELECT seq FROM new_event){next_read}
     """  # noqa: S608 - names from model meta, values are parameters
 
 
@@ -301,9 +303,12 @@ def call_result_write(
     attempts: int,
     workspace_id: int,
     event: dict[str, Any],
-) -> int:
+    snapshot_of: int | None = None,
+) -> tuple[int, TaskSnapshot | None]:
     """PostgreSQL: record a call's outcome if it is still in one of `sources` (and not started by a newer
-    generation) and append its `tool_call.finished` event, in one statement. Returns the rows updated (0 or 1)."""
+    generation) and append its `tool_call.finished` event, in one statement. Returns the rows updated (0 or 1),
+    and with `snapshot_of` (a task id) that task's snapshot for the next step, read by the same statement: for
+    the last write of a step's transaction (toolexec.calls_run_in_decision)."""
     now = timezone.now()
     params = {
         "status": status,
@@ -319,12 +324,14 @@ def call_result_write(
         "workspace": workspace_id,
         "data": Jsonb(event),
     }
+    if snapshot_of is not None:
+        params.update(SNAPSHOT_PARAMS, task=snapshot_of)
     with prepared_cursor() as cursor:
-        cursor.execute(_result_sql(), params)
-        updated, seq = cursor.fetchone()
+        cursor.execute(_result_sql(snapshot_of is not None), params)
+        updated, seq, next_read = cursor.fetchone()
     if seq is not None:
         push_hint_on_commit(workspace_id, seq)
-    return updated
+    return updated, snapshot_from_json(next_read) if updated and next_read else None
 
 
 TASK_LOCK_COLUMNS = ("id", "workspace_id", "status", "created_by_id", "created_by_key_id", "permissions", "autonomy")

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from agents.exceptions import Fenced, ToolError
 from agents.fencing import fence_task, fence_turn
 from agents.models import Autonomy, Task, ToolCall, ToolCallStatus, Turn
+from agents.runtime.snapshot import TaskSnapshot
 from agents.runtime.steplog import call_result_write
 from agents.selectors import with_acting_role
 from agents.services.cards import card_gate_call
@@ -150,7 +151,7 @@ class InlineFailed(Exception):
 
 def calls_run_in_decision(
     run: RunContext, calls: list[ToolCall], task: Task, failed: dict[int, Outcome] | None = None
-) -> list[Outcome]:
+) -> tuple[list[Outcome], TaskSnapshot | None]:
     """Run the step's leading transactional calls inside the decision's own fenced transaction (issue 17).
 
     The caller locked `task` (with the decision's statement, agents/runtime/steplog.py), fenced the turn and
@@ -160,8 +161,11 @@ def calls_run_in_decision(
     index → outcome), recorded without running. Exactly once still holds: the decision, the effects and the
     results commit together or not at all. The first call that is not transactional, and every call after it,
     stays pending for `calls_run`.
+
+    When every call of the step runs here, the last result's statement also reads the task's snapshot for the
+    next step (returned with the outcomes; else None): nothing the step does after it changes what it read.
     """
-    outcomes = []
+    outcomes, snapshot = [], None
     failed = failed or {}
     for call in calls:
         tool_cls = tool_get(call.name)
@@ -175,9 +179,9 @@ def calls_run_in_decision(
             outcome = checked if isinstance(checked, Outcome) else _invoke(tool_cls(), ctx, checked)
             if outcome.status != ToolCallStatus.DONE and not isinstance(checked, Outcome):
                 raise InlineFailed(call.index, outcome)
-        _write(run, call, outcome)
+        snapshot = _write(run, call, outcome, snapshot=call is calls[-1])
         outcomes.append(outcome)
-    return outcomes
+    return outcomes, snapshot
 
 
 def _context(run: RunContext, call: ToolCall, task: Task) -> ToolContext:
@@ -301,12 +305,13 @@ def _invoke(tool: Tool, ctx: ToolContext, args: ToolArgs) -> Outcome:
     return Outcome(ToolCallStatus.DONE, result=result.content, tool_result=result)
 
 
-def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
+def _write(run: RunContext, call: ToolCall, outcome: Outcome, *, snapshot: bool = False) -> TaskSnapshot | None:
     """Record a result under a held fence, with the turn-level effects of the tool's result.
 
     The condition accepts a call still pending (a transactional tool starts and finishes in this same
     transaction) or started by this generation, as far as the move table allows the outcome from there;
-    anything else means another worker got there first.
+    anything else means another worker got there first. With `snapshot`, the same statement reads the task's
+    snapshot for the next step and returns it (PostgreSQL; else None).
     """
     tool_result = outcome.tool_result
     if tool_result is not None and (tool_result.made_progress or tool_result.suspend):
@@ -331,9 +336,10 @@ def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
         "status": outcome.status,
     }
     attempts = call.attempts + (0 if call.status == ToolCallStatus.STARTED else 1)
+    next_read = None
     if connection.vendor == "postgresql":
         # The compare-and-set and its event in one statement (agents/runtime/steplog.py).
-        updated = call_result_write(
+        updated, next_read = call_result_write(
             call_id=call.pk,
             sources=tool_call_sources(outcome.status),
             status=outcome.status,
@@ -344,6 +350,7 @@ def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
             attempts=attempts,
             workspace_id=run.workspace_id,
             event=finished,
+            snapshot_of=run.task_id if snapshot else None,
         )
     else:
         now = timezone.now()
@@ -365,6 +372,7 @@ def _write(run: RunContext, call: ToolCall, outcome: Outcome) -> None:
     if updated != 1:
         raise Fenced()
     call.status, call.result, call.error = outcome.status, outcome.result, outcome.error
+    return next_read
 
 
 def merge_waits(current: dict | None, new: dict) -> dict:

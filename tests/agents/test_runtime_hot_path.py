@@ -64,13 +64,13 @@ def test_a_step_with_a_transactional_tool_is_one_read_and_one_write_transaction(
     short = run_counted(task, tools, script, steps=2)
     long = run_counted(other, tools, script, steps=7)
 
-    # then each extra step cost one commit (decision, tool effect and result together), one read-only
-    # statement outside it, and three statements in all: the snapshot, the decision (which also locks the task)
-    # and the result — no savepoint around the tool
+    # then each extra step cost one commit (decision, tool effect and result together), nothing outside it, and
+    # two statements in all: the decision (which also locks the task) and the result (which also reads the next
+    # step's snapshot) — no savepoint around the tool
     extra = 5
     assert (long.commits - short.commits) / extra == 1
-    assert (long.autocommit - short.autocommit) / extra == 1
-    assert (long.statements - short.statements) / extra == 3
+    assert (long.autocommit - short.autocommit) / extra == 0
+    assert (long.statements - short.statements) / extra == 2
     # and the log says what the ORM path said: each call done with its result, events in order
     calls = ToolCall.objects.filter(turn__task=other).order_by("step__index")
     assert [c.status for c in calls] == [ToolCallStatus.DONE] * 7 and all(c.result == {"ok": True} for c in calls)
@@ -133,6 +133,45 @@ class WriteTool(Tool):
             task_id=ctx.task_id, position=ctx.step_index * 10, title="Written", status=ChecklistStatus.DONE
         )
         return ToolResult(content={"written": True})
+
+
+def test_the_next_step_reads_what_the_transactional_tool_wrote_in_the_decisions_transaction(task, tools, script):
+    # given a model that writes a checklist item with a database-only tool, then answers
+    model = script([says("Writing.", ("test_write", {})), says("Done.")])
+    turn = tools.start_turn(task)
+
+    # when the turn runs (the result's statement, in the decision's transaction, reads the next step's snapshot)
+    with override(WriteTool):
+        turn_run(turn_id=turn.pk, generation=turn.generation, holder="w")
+
+    # then step 2's request carried the item the tool wrote
+    assert [i["title"] for i in model.requests[1].state["checklist"]] == ["Written"]
+
+
+class WriteOutsideTool(Tool):
+    """Not transactional: runs after the decision commits, and adds a checklist item."""
+
+    name = "test_write_outside"
+    description = "Write a checklist item outside the decision (test tool)."
+    Args = NoArgs
+    transactional = False
+
+    def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
+        ChecklistItem.objects.create(task_id=ctx.task_id, position=99, title="Written after")
+        return ToolResult(content={"written": True})
+
+
+def test_a_step_whose_later_call_runs_outside_reads_its_next_snapshot_after_that_call(task, tools, script):
+    # given a decision with a database-only call, then one that runs after the commit and also writes
+    model = script([says("Both.", ("test_write", {}), ("test_write_outside", {})), says("Done.")])
+    turn = tools.start_turn(task)
+
+    # when the turn runs
+    with override(WriteTool, WriteOutsideTool):
+        turn_run(turn_id=turn.pk, generation=turn.generation, holder="w")
+
+    # then step 2 saw both writes: the snapshot was not taken before the second call ran
+    assert [i["title"] for i in model.requests[1].state["checklist"]] == ["Written", "Written after"]
 
 
 def test_a_failed_call_after_a_successful_one_keeps_the_first_effect_once_and_runs_the_rest(task, tools, script):
