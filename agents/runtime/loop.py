@@ -9,7 +9,8 @@ decision's leading transactional (database-only) calls run inside it, so their e
 with the decision that asked for them (toolexec.calls_run_in_decision); any other call runs after it. A step
 whose calls are all read-only runs them after its decision commits and records their results with the next
 decision, in its statement; that statement also reads the next step's snapshot (nothing the step does after it
-changes what the snapshot reads): such a step is ONE statement, a transaction by itself.
+changes what the snapshot reads): such a step is ONE statement, a transaction by itself. Likewise, when all of a
+step's calls run in its decision's transaction, the last result's statement reads the next snapshot.
 
 The runner reads the log once when it claims the turn, then keeps what it commits in memory: while it
 holds the fence nobody else writes this turn's log, and every write it makes re-checks the fence.

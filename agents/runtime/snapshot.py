@@ -4,8 +4,9 @@ A step's context needs the task row, its pending inbox, checklist, open cards, u
 spending and budget, the workspace's current profile, its forgotten terms and the guides it can load. Through the
 ORM that is ten round trips and a read-only transaction around them; here it is one SELECT whose subqueries all read
 the same snapshot, so it needs no transaction of its own (autocommit: one statement, one consistent view). It comes
-back as one JSON value (`snapshot_expression`), which a read-only step's decision statement also returns for the
-next step (agents/runtime/steplog.py): that step then reads nothing before its model call.
+back as one JSON value (`snapshot_column`), which the last write statement of a step also returns for the next
+one when nothing after it changes what it reads (agents/runtime/steplog.py): that step then reads nothing before
+its model call.
 
 Raw SQL because the ORM cannot nest these aggregates as JSON into one row. Table and column names come from
 the models' meta; only values are parameters. On another database (SQLite in local runs) the same facts are
@@ -76,8 +77,8 @@ def snapshot_expression() -> str:
 
     One json value rather than a row of columns: the client decodes it with one json.loads, where a row made the
     driver set up a loader per column (and Django's Python timestamptz loader parse each timestamp) — a
-    measurable part of a step (make bench). The decision statement embeds it too (steplog, `snapshot=True`).
-    Parameters are prefixed `snap_` so that they cannot meet the embedding statement's own."""
+    measurable part of a step (make bench). Parameters are prefixed `snap_` so that they cannot meet those of a
+    statement that embeds it (`snapshot_column`)."""
     _, columns = _task_columns()
     task_cols = ", ".join(f"t.{connection.ops.quote_name(c)}" for c in columns)
     # Each subquery is correlated on the task row `t`; json_agg over an empty set is NULL, read as [].
@@ -126,18 +127,23 @@ def snapshot_expression() -> str:
 
 
 @lru_cache(maxsize=1)
-def _snapshot_sql() -> str:
-    return f"SELECT {snapshot_expression()} FROM {_t(Task)} t WHERE t.id = %(snap_task)s"  # noqa: S608
+def snapshot_column() -> str:
+    """The snapshot of task %(snap_task)s as a scalar subquery: a statement's column (NULL when there is no
+    such task), here and in the write statements that also read the next step's snapshot (steplog)."""
+    return f"(SELECT {snapshot_expression()} FROM {_t(Task)} t WHERE t.id = %(snap_task)s)"  # noqa: S608
 
 
-SNAPSHOT_PARAMS = {
-    "snap_pending": InboxStatus.PENDING.value,
-    "snap_open": CardStatus.OPEN.value,
-    "snap_captured": OrderStatus.CAPTURED.value,
-    "snap_held": OrderStatus.HELD.value,
-    "snap_budget": ApprovalKind.BUDGET.value,
-    "snap_scope_prefix": GOAL_SCOPE_PREFIX,
-}
+def snapshot_params(task_id: int) -> dict[str, Any]:
+    """The parameters of `snapshot_column()`."""
+    return {
+        "snap_task": task_id,
+        "snap_pending": InboxStatus.PENDING.value,
+        "snap_open": CardStatus.OPEN.value,
+        "snap_captured": OrderStatus.CAPTURED.value,
+        "snap_held": OrderStatus.HELD.value,
+        "snap_budget": ApprovalKind.BUDGET.value,
+        "snap_scope_prefix": GOAL_SCOPE_PREFIX,
+    }
 
 
 def model_from_json(model, attnames, values) -> Any:
@@ -171,11 +177,11 @@ def snapshot_from_json(value) -> TaskSnapshot:
 
 def _pg_snapshot(task_id: int) -> TaskSnapshot:
     with prepared_cursor() as cursor:
-        cursor.execute(_snapshot_sql(), {**SNAPSHOT_PARAMS, "snap_task": task_id})
-        row = cursor.fetchone()
-    if row is None:
+        cursor.execute(f"SELECT {snapshot_column()}", snapshot_params(task_id))
+        (value,) = cursor.fetchone()
+    if value is None:
         raise Task.DoesNotExist(f"Task {task_id} does not exist.")
-    return snapshot_from_json(row[0])
+    return snapshot_from_json(value)
 
 
 def _orm_snapshot(task: Task) -> TaskSnapshot:

@@ -27,12 +27,12 @@ from agents.exceptions import Fenced
 from agents.fencing import fence_turn, lease_deadline, task_lock_for_tools
 from agents.models import Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
 from agents.runtime.snapshot import (
-    SNAPSHOT_PARAMS,
     TaskSnapshot,
     json_value,
     model_from_json,
-    snapshot_expression,
+    snapshot_column,
     snapshot_from_json,
+    snapshot_params,
 )
 from lomote.kernel.events import push_hint_on_commit
 from lomote.kernel.prepared import prepared_cursor
@@ -102,8 +102,8 @@ def _decision_sql(lock_task: bool, snapshot: bool) -> str:
     task_row = f", (SELECT {_task_lock_json()} FROM locked)" if lock_task else ", NULL"  # noqa: S608
     # With `snapshot`, the next step's read of the task (agents/runtime/snapshot.py) as the statement's last
     # column: it sees the database as the statement began, which is what the next step would read, since this
-    # statement changes nothing it reads (no inbox, notice or call of the snapshot).
-    next_read = f", (SELECT {snapshot_expression()} FROM {_q(Task._meta.db_table)} t WHERE t.id = %(task)s)"  # noqa: S608
+    # statement writes nothing the snapshot reads (turn, steps, calls, workspace and events are not part of it).
+    #
     # `results`: the outcomes of the last step's read-only calls (run after that decision committed) are recorded
     # here, each still pending — the fence fails otherwise, so they are recorded all together or not at all.
     # The events (their `tool_call.finished`, then this step's `step.committed`) take consecutive sequence
@@ -147,7 +147,7 @@ def _decision_sql(lock_task: bool, snapshot: bool) -> str:
     )
     SELECT (SELECT id FROM new_step),
            (SELECT json_agg(json_build_array("index", id)) FROM new_calls),
-           (SELECT max(seq) FROM new_events){task_row}{next_read if snapshot else ", NULL"}
+           (SELECT max(seq) FROM new_events){task_row}, {snapshot_column() if snapshot else "NULL"}
     """  # noqa: S608 - names from model meta, values are parameters
 
 
@@ -206,7 +206,7 @@ def decision_write(
     if task_id is not None:
         params.update(task=task_id, viewer=Role.VIEWER.value, active=TaskStatus.ACTIVE)
     if snapshot:
-        params.update(SNAPSHOT_PARAMS)
+        params.update(snapshot_params(task_id))
     with prepared_cursor() as cursor:
         cursor.execute(_decision_sql(task_id is not None, snapshot), params)
         step_id, call_ids, seq, task_row, next_read = cursor.fetchone()
@@ -273,11 +273,10 @@ def _orm_write(turn_id, generation, workspace_id, step_fields, calls, event, tas
 
 @lru_cache(maxsize=2)
 def _result_sql(snapshot: bool) -> str:
-    call, task = _q(ToolCall._meta.db_table), _q(Task._meta.db_table)
+    call = _q(ToolCall._meta.db_table)
     # The call's compare-and-set (toolexec._write) and its `tool_call.finished` event in one statement: the
     # event is appended only when the update matched. With `snapshot`, the next step's read of the task as well
     # (see decision_write): it sees the transaction's earlier statements, the tool's own writes among them.
-    next_read = f", (SELECT {snapshot_expression()} FROM {task} t WHERE t.id = %(task)s)" if snapshot else ", NULL"  # noqa: S608
     return f"""
     WITH done AS (
       UPDATE {call} SET status = %(status)s, result = %(result)s, error = %(error)s,
@@ -287,7 +286,7 @@ def _result_sql(snapshot: bool) -> str:
         AND NOT (status = %(started)s AND started_generation IS NOT NULL AND started_generation < %(generation)s)
       RETURNING id
     ), {_event_ctes(after="done", kind="'tool_call.finished'")}
-    SELECT (SELECT count(*) FROM done), (SELECT seq FROM new_event){next_read}
+    SELECT (SELECT count(*) FROM done), (SELECT seq FROM new_event), {snapshot_column() if snapshot else "NULL"}
     """  # noqa: S608 - names from model meta, values are parameters
 
 
@@ -325,7 +324,7 @@ def call_result_write(
         "data": Jsonb(event),
     }
     if snapshot_of is not None:
-        params.update(SNAPSHOT_PARAMS, task=snapshot_of)
+        params.update(snapshot_params(snapshot_of))
     with prepared_cursor() as cursor:
         cursor.execute(_result_sql(snapshot_of is not None), params)
         updated, seq, next_read = cursor.fetchone()
