@@ -21,8 +21,9 @@ from psycopg._queries import PostgresQuery, _query2pg_nocache
 
 # psycopg converts a statement's `%(name)s` placeholders to `$n` with a regex at every execution unless the
 # text is at most 4 KB (psycopg._queries.MAX_CACHED_STATEMENT_LENGTH); the decision statement that also reads the
-# next snapshot is 7.5 KB, and converting it cost 0.2 ms a step. These statements are a few fixed texts: convert
-# each once. (psycopg internals, pinned in requirements.txt; tests/kernel/test_prepared.py checks the cache.)
+# next snapshot is 7.5 KB, a regex pass at every step. These statements are a few fixed texts: convert each once,
+# sharing the result as psycopg's own cache does. (psycopg internals, pinned in requirements.txt;
+# tests/lomote/kernel/test_prepared.py checks the cache.)
 _converted = lru_cache(maxsize=64)(_query2pg_nocache)
 
 
