@@ -133,6 +133,11 @@ def snapshot_column() -> str:
     return f"(SELECT {snapshot_expression()} FROM {_t(Task)} t WHERE t.id = %(snap_task)s)"  # noqa: S608
 
 
+@lru_cache(maxsize=1)
+def _snapshot_sql() -> str:
+    return f"SELECT {snapshot_column()}"  # one text object, converted and prepared once (lomote/kernel/prepared.py)
+
+
 def snapshot_params(task_id: int) -> dict[str, Any]:
     """The parameters of `snapshot_column()`."""
     return {
@@ -177,7 +182,7 @@ def snapshot_from_json(value) -> TaskSnapshot:
 
 def _pg_snapshot(task_id: int) -> TaskSnapshot:
     with prepared_cursor() as cursor:
-        cursor.execute(f"SELECT {snapshot_column()}", snapshot_params(task_id))
+        cursor.execute(_snapshot_sql(), snapshot_params(task_id))
         (value,) = cursor.fetchone()
     if value is None:
         raise Task.DoesNotExist(f"Task {task_id} does not exist.")

@@ -103,7 +103,6 @@ def _decision_sql(lock_task: bool, snapshot: bool) -> str:
     # With `snapshot`, the next step's read of the task (agents/runtime/snapshot.py) as the statement's last
     # column: it sees the database as the statement began, which is what the next step would read, since this
     # statement writes nothing the snapshot reads (turn, steps, calls, workspace and events are not part of it).
-    #
     # `results`: the outcomes of the last step's read-only calls (run after that decision committed) are recorded
     # here, each still pending — the fence fails otherwise, so they are recorded all together or not at all.
     # The events (their `tool_call.finished`, then this step's `step.committed`) take consecutive sequence
@@ -361,6 +360,11 @@ def _task_lock_json() -> str:
     return "json_build_array(" + ", ".join(f"locked.{_q(c)}" for c in (*TASK_LOCK_COLUMNS, "acting_role")) + ")"
 
 
+@lru_cache(maxsize=1)
+def _task_lock_statement() -> str:
+    return f"WITH locked AS ({_task_lock_select()}) SELECT {_task_lock_json()} FROM locked"  # noqa: S608
+
+
 def _locked_task(value) -> Task:
     """The Task of a `_task_lock_json` value: its columns, then the acting role."""
     *columns, role = json_value(value)
@@ -376,10 +380,7 @@ def task_lock_for_decision(task_id: int) -> Task:
     if connection.vendor != "postgresql":
         return task_lock_for_tools(task_id)
     with prepared_cursor() as cursor:
-        cursor.execute(
-            f"WITH locked AS ({_task_lock_select()}) SELECT {_task_lock_json()} FROM locked",  # noqa: S608
-            {"task": task_id, "viewer": Role.VIEWER.value},
-        )
+        cursor.execute(_task_lock_statement(), {"task": task_id, "viewer": Role.VIEWER.value})
         row = cursor.fetchone()
     if row is None:
         raise Task.DoesNotExist(f"Task {task_id} does not exist.")
