@@ -8,6 +8,7 @@ person writes while a read runs is read one step later, never lost.
 """
 
 import pytest
+from django.db import connection
 
 from agents.exceptions import ModelConfigError
 from agents.models import InboxMessage, InboxStatus, Step, Task, TaskStatus, ToolCall, ToolCallStatus, Turn, TurnStatus
@@ -271,3 +272,46 @@ def test_a_message_that_arrives_during_the_last_read_starts_the_next_turn(task, 
     assert outcome == "next_turn"
     assert InboxMessage.objects.get(task=task).status == InboxStatus.PENDING
     assert Turn.objects.filter(task=task, status=TurnStatus.QUEUED, trigger="message").count() == 1
+
+
+def test_the_decision_finds_the_last_steps_results_by_index_under_the_plan_kept_for_every_execution(
+    task, workspace, alice, tools, script
+):
+    # given a call log of a few thousand rows (another task's), and a connection that plans each prepared statement
+    # once for all executions (what PostgreSQL settles on after five), showing each plan it runs
+    other = Task.objects.create(workspace=workspace, title="Other", created_by=alice, status=TaskStatus.IDLE)
+    turn = tools.start_turn(other)
+    step = Step.objects.create(turn=turn, index=1, number=1, generation=1, decision={})
+    ToolCall.objects.bulk_create(
+        ToolCall(turn=turn, step=step, index=i, call_id=f"old:{i}", name="test_read", input={}) for i in range(3000)
+    )
+    plans: list[str] = []
+    db = connection.connection
+    with connection.cursor() as cursor:
+        cursor.execute("LOAD 'auto_explain'")
+        cursor.execute("SET auto_explain.log_min_duration = 0")
+        cursor.execute("SET auto_explain.log_level = 'notice'")
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+
+    def shown(notice):
+        plans.append(notice.message_primary)
+
+    db.add_notice_handler(shown)
+
+    # when a turn reads twice, then answers
+    try:
+        script([says("", ("test_read", {})), says("", ("test_read", {})), says("Done.")])
+        turn = tools.start_turn(task)
+        assert turn_run(turn_id=turn.pk, generation=turn.generation, holder="w") == "answered"
+    finally:
+        db.remove_notice_handler(shown)
+        with connection.cursor() as cursor:
+            cursor.execute("SET auto_explain.log_min_duration = -1")
+            cursor.execute("RESET plan_cache_mode")
+
+    # then the turn's three decisions (the last two recording a read's result) looked the calls up by index, not by
+    # reading the whole log
+    decisions = [plan for plan in plans if "Insert on agents_step" in plan]
+    assert len(decisions) == 3 and all("Update on agents_toolcall" in plan for plan in decisions)
+    assert all("Seq Scan on agents_toolcall" not in plan for plan in decisions)
+    assert all(c.status == ToolCallStatus.DONE for c in ToolCall.objects.filter(turn=turn))
