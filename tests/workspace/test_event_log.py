@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.db import connections, transaction
 
-from lomote.kernel.events import workspace_group
+from lomote.kernel.events import hints, workspace_group
 from lomote.kernel.exceptions import NotFound
 from tests.support.realtime import append
 from workspace.models import Event, Workspace
@@ -31,9 +31,10 @@ async def _next_message(layer, channel: str) -> dict:
 async def _nothing_queued(layer, channel: str) -> bool:
     """True if no message was waiting on the channel: a marker sent now is the first thing received.
 
-    A hint is sent synchronously inside the commit hook, so any hint would already be queued; no timing
-    window is involved.
+    Through a cross-process layer a hint leaves from the process's hint loop (lomote.kernel.events.hints): wait
+    until every hint recorded so far has been handed over, then no timing window is involved.
     """
+    assert await asyncio.to_thread(hints.wait_idle, 10)
     await layer.send(channel, MARKER)
     message = await _next_message(layer, channel)
     if message != MARKER:
