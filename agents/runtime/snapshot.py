@@ -151,10 +151,15 @@ def snapshot_params(task_id: int) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=16)
+def _fields_by_attname(model) -> dict[str, Any]:
+    return {f.attname: f for f in model._meta.concrete_fields}
+
+
 def model_from_json(model, attnames, values) -> Any:
     """A model instance from decoded JSON values of its columns: JSON columns arrive as values already, timestamps
     as ISO 8601 text (each field's `to_python` gives its Python type)."""
-    fields = {f.attname: f for f in model._meta.concrete_fields}
+    fields = _fields_by_attname(model)
     converted = [
         None if value is None else fields[name].to_python(value) for name, value in zip(attnames, values, strict=True)
     ]
