@@ -478,14 +478,11 @@ def redis_layer_install(redis_url: str) -> None:
     """django_setup leaves Redis out for runtime_bench; here the layer is part of the figures."""
     from django.conf import settings
 
+    from lomote.channel_layers import redis_channel_layers
+
     os.environ["REDIS_URL"] = redis_url
     settings.REDIS_URL = redis_url
-    settings.CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [redis_url], "capacity": 1000, "expiry": 30},
-        }
-    }
+    settings.CHANNEL_LAYERS = redis_channel_layers(redis_url)
 
 
 def part_throughput(args, lines: list[str]) -> None:

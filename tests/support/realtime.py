@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from lomote.asgi import application
+from lomote.channel_layers import redis_channel_layers
 from lomote.kernel.database import current_database_url
 from workspace.services.events import event_append
 
@@ -125,15 +126,10 @@ async def append(workspace_id: int, kind: str = "test.event", data: dict | None 
 
 def channel_layers_config(*, capacity: int | None = None) -> dict:
     """CHANNEL_LAYERS for the configured backend (Redis when REDIS_URL is set), optionally with a capacity."""
-    config: dict = {}
+    extra = {} if capacity is None else {"capacity": capacity}
     if settings.REDIS_URL:
-        backend = "channels_redis.core.RedisChannelLayer"
-        config = {"hosts": [settings.REDIS_URL], "expiry": 30}
-    else:
-        backend = "channels.layers.InMemoryChannelLayer"
-    if capacity is not None:
-        config["capacity"] = capacity
-    return {"default": {"BACKEND": backend, "CONFIG": config}}
+        return redis_channel_layers(settings.REDIS_URL, **extra)
+    return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": extra}}
 
 
 # --- worker processes -------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
+from lomote.channel_layers import redis_channel_layers
 from tests.conftest import redis_url
 from tests.support.realtime import (
     receive_events,
@@ -66,9 +67,7 @@ async def test_it_delivers_a_worker_event_by_tailing_the_log_without_a_shared_la
 async def test_it_delivers_a_worker_event_by_a_redis_push(workspace, bob, settings):
     # given the Redis layer in both processes and a tail that will not tick during the test
     url = redis_url()
-    settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}
-    }
+    settings.CHANNEL_LAYERS = redis_channel_layers(url)
     settings.EVENT_TAIL_INTERVAL = 60
     env = worker_env(redis_url=url)
 

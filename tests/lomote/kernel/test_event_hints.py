@@ -15,6 +15,7 @@ import pytest
 import redis
 from channels.layers import channel_layers, get_channel_layer
 
+from lomote.channel_layers import redis_channel_layers
 from lomote.kernel.events import HINT_TYPE, HintSender, hints, push_hint, workspace_group
 from tests.conftest import redis_url
 
@@ -23,9 +24,7 @@ pytestmark = pytest.mark.redis
 
 @pytest.fixture
 def redis_layer(settings):
-    settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [redis_url()]}}
-    }
+    settings.CHANNEL_LAYERS = redis_channel_layers(redis_url())
     channel_layers.backends = {}
     yield get_channel_layer()
     assert hints.wait_idle(10)
@@ -98,9 +97,7 @@ def test_a_forked_worker_sends_its_hints_from_its_own_loop(redis_layer):
 
 def test_an_unreachable_layer_loses_the_hint_with_a_warning_and_the_writer_goes_on(settings, caplog):
     # given a Redis layer on a port where nothing listens, and a sender of its own
-    settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": ["redis://127.0.0.1:9"]}}
-    }
+    settings.CHANNEL_LAYERS = redis_channel_layers("redis://127.0.0.1:9")
     channel_layers.backends = {}
     sender = HintSender()
 
@@ -112,3 +109,28 @@ def test_an_unreachable_layer_loses_the_hint_with_a_warning_and_the_writer_goes_
 
     # and the failed push was logged, with the workspace and sequence
     assert any("event push failed for workspace 3 seq 1" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.asyncio
+async def test_a_channel_quiet_for_longer_than_the_layers_blocking_pop_still_receives(settings):
+    # given the Redis layer as the settings configure it, and a channel nobody writes to for a while
+    settings.CHANNEL_LAYERS = redis_channel_layers(redis_url())
+    channel_layers.backends = {}
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+
+    # when a message arrives after more than the layer's blocking pop (channels_redis: 5 s), as on a quiet
+    # WebSocket. redis-py 8 reads with a 5 s socket timeout by default, so the consumer's read raised
+    # TimeoutError and daphne dropped the connection every few seconds.
+    async def later():
+        await asyncio.sleep(layer.brpop_timeout + 1.5)
+        await layer.send(channel, {"type": "test.late"})
+
+    sender = asyncio.create_task(later())
+    try:
+        # then the waiting receive gets it
+        assert await asyncio.wait_for(layer.receive(channel), layer.brpop_timeout + 10) == {"type": "test.late"}
+    finally:
+        await sender
+        await layer.close_pools()
+        channel_layers.backends = {}
