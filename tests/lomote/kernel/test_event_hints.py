@@ -31,25 +31,37 @@ def redis_layer(settings):
     channel_layers.backends = {}
 
 
+@pytest.fixture
+def listen(redis_layer):
+    """listen(*workspaces) → a function returning every message the listener got so far: a channel in those
+    workspaces' groups, on a loop of its own as a consumer's is (closed after the test)."""
+    loop = asyncio.new_event_loop()
+
+    async def received(channel: str) -> list[dict]:
+        await redis_layer.send(channel, {"type": "test.marker"})  # sent after them all: it ends the read
+        got = []
+        while (message := await asyncio.wait_for(redis_layer.receive(channel), 5)) != {"type": "test.marker"}:
+            got.append(message)
+        return got
+
+    def start(*workspaces: int):
+        channel = loop.run_until_complete(redis_layer.new_channel())
+        for workspace in workspaces:
+            loop.run_until_complete(redis_layer.group_add(workspace_group(workspace), channel))
+        return lambda: loop.run_until_complete(received(channel))
+
+    yield start
+    loop.run_until_complete(redis_layer.close_pools())
+    loop.close()
+
+
 def _connections_opened(client) -> int:
     return client.info("stats")["total_connections_received"]
 
 
-async def _received(layer, channel: str) -> list[dict]:
-    """Every message waiting on `channel` (a marker sent after them ends the read)."""
-    await layer.send(channel, {"type": "test.marker"})
-    got = []
-    while (message := await asyncio.wait_for(layer.receive(channel), 5)) != {"type": "test.marker"}:
-        got.append(message)
-    return got
-
-
-def test_a_processs_hints_share_one_connection_and_each_workspace_gets_its_highest_sequence(redis_layer):
-    # given a listener in two workspaces' groups, on its own loop as a consumer is
-    listener = asyncio.new_event_loop()
-    channel = listener.run_until_complete(redis_layer.new_channel())
-    for workspace in (1, 2):
-        listener.run_until_complete(redis_layer.group_add(workspace_group(workspace), channel))
+def test_a_processs_hints_share_one_connection_and_each_workspace_gets_its_highest_sequence(listen):
+    # given a listener in two workspaces' groups
+    received = listen(1, 2)
     assert hints.wait_idle(10)
     client = redis.Redis.from_url(redis_url())
     opened = _connections_opened(client)  # its own connection is open from here on
@@ -62,18 +74,14 @@ def test_a_processs_hints_share_one_connection_and_each_workspace_gets_its_highe
     # then at most one connection was opened for all of them (the process's first hint opens it)
     assert _connections_opened(client) - opened <= 1
     # and the last hint each workspace got carries its highest sequence, with no more hints than pushes
-    got = listener.run_until_complete(_received(redis_layer, channel))
+    got = received()
     assert 2 <= len(got) <= 60 and all(m["type"] == HINT_TYPE for m in got)
     assert max(m["seq"] for m in got if m["seq"] % 2) == 59 and max(m["seq"] for m in got if not m["seq"] % 2) == 60
-    listener.run_until_complete(redis_layer.close_pools())
-    listener.close()
 
 
-def test_a_forked_worker_sends_its_hints_from_its_own_loop(redis_layer):
+def test_a_forked_worker_sends_its_hints_from_its_own_loop(listen):
     # given a parent whose hint loop is running, and a listener
-    listener = asyncio.new_event_loop()
-    channel = listener.run_until_complete(redis_layer.new_channel())
-    listener.run_until_complete(redis_layer.group_add(workspace_group(7), channel))
+    received = listen(7)
     push_hint(7, 1)
     assert hints.wait_idle(10)
 
@@ -89,10 +97,7 @@ def test_a_forked_worker_sends_its_hints_from_its_own_loop(redis_layer):
 
     # then the child's hint arrived after the parent's
     assert os.waitstatus_to_exitcode(status) == 0
-    got = listener.run_until_complete(_received(redis_layer, channel))
-    assert [m["seq"] for m in got] == [1, 2]
-    listener.run_until_complete(redis_layer.close_pools())
-    listener.close()
+    assert [m["seq"] for m in received()] == [1, 2]
 
 
 def test_an_unreachable_layer_loses_the_hint_with_a_warning_and_the_writer_goes_on(settings, caplog):
