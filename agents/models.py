@@ -506,6 +506,10 @@ RUNTIME_NOTE = "runtime"
 # one and is not the person's words (no memory evidence, never "the message that asked").
 FLOW_RESULT = "flow"
 QUIET_SOURCES = (RUNTIME_NOTE, FLOW_RESULT)
+# The source of a person's answer to a card that carries none of their own words ("[card 4: …] The person
+# confirmed; go on.", a choice): it starts the task's next turn like a message, but the person is answering the
+# runtime, not iterating on a quick result nor asking for a change to it (agents/services/lightweight.py).
+CARD_ANSWER = "card"
 
 
 class InboxMessage(models.Model):

@@ -448,7 +448,10 @@ class InboxMessageOut(serializers.ModelSerializer):
         ]
         read_only_fields = fields
         extra_kwargs = {
-            "source": {"help_text": "person, api_key, runtime (a note to the agent) or flow (a Flow run's result)."},
+            "source": {
+                "help_text": "person, api_key, card (a person's answer to a card, in the runtime's words), "
+                "runtime (a note to the agent) or flow (a Flow run's result)."
+            },
             "flow_run": {"help_text": "The Flow run whose result this is (source `flow`)."},
             "replaces": {"help_text": "The message this one replaced."},
             "consumed_by_step": {"help_text": "The step in which the agent read this message."},

@@ -37,6 +37,7 @@ from agents.main.forget_intent import ForgetIntent, forget_intent
 from agents.main.lookups import Lookups
 from agents.main.router import RouterResult, route_decide
 from agents.models import (
+    CARD_ANSWER,
     Card,
     CardKind,
     CardStatus,
@@ -341,7 +342,7 @@ def _post_to_card(message: _Message, card_id: int) -> MainMessage:
         card_reply(access=message.access, card_id=card.pk, text=message.text)
         # The person's answer, as the cards service put it in the inbox (under the task lock it still holds).
         inbox = (
-            InboxMessage.objects.filter(task_id=card.task_id, pk__gt=last, source__in=PERSON_SOURCES)
+            InboxMessage.objects.filter(task_id=card.task_id, pk__gt=last, source__in=(*PERSON_SOURCES, CARD_ANSWER))
             .order_by("-pk")
             .first()
         )

@@ -1000,6 +1000,9 @@ class _Planner:
             else:
                 item["evidence"] = REVISION_PREFIX + text
                 line = w["one_revision"].format(artifact=made, tool=strategy.tool if strategy else "", change=text)
+        elif made is not None and (kept := revision_of(item)):
+            # The change came in a step that was interrupted (an approval, a killed worker's review): kept on the item.
+            line = w["one_revision"].format(artifact=made, tool=strategy.tool if strategy else "", change=kept)
         if strategy is None:
             return Decision([w["ask_brief"]])
         label = _capitalised(title or KIND_LABELS[self.lang][strategy.kind])

@@ -174,7 +174,12 @@ def _deliver(*, access: Access, card: Card, task: Task) -> None:
         if task.status == TaskStatus.WAITING and task.waiting_for.get("type") == "approval":
             task_status_set(task, TaskStatus.IDLE, reason="spending_declined", waiting_for={})
         return
-    message_post(access=access, task_id=task.pk, text=_answer_text(card))
+    # A confirmation or a choice is the person answering the runtime; a change or an answer is their own words.
+    own_words = action in OWN_WORDS
+    message_post(access=access, task_id=task.pk, text=_answer_text(card), card_answer=not own_words)
+
+
+OWN_WORDS = ("adjust", "iterate", ANSWER)  # the actions whose answer is text the person typed
 
 
 def _answer_text(card: Card) -> str:

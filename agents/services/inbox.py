@@ -7,7 +7,7 @@ recorded. Until then it may be withdrawn or replaced; after, it is part of the h
 from django.db import transaction
 
 from agents.locks import inbox_qs_for_update, task_locked
-from agents.models import InboxMessage, InboxStatus, TaskStatus
+from agents.models import CARD_ANSWER, InboxMessage, InboxStatus, TaskStatus
 from agents.services.lightweight import change_keep_on_result, do_task_promote_if_iterating, result_in_progress
 from agents.services.turns import turn_start
 from lomote.kernel.exceptions import Conflict, NotFound
@@ -26,19 +26,23 @@ def _message_data(message: InboxMessage) -> dict:
 
 
 @transaction.atomic
-def message_post(*, access: Access, task_id: int, text: str) -> InboxMessage:
+def message_post(*, access: Access, task_id: int, text: str, card_answer: bool = False) -> InboxMessage:
+    """Add a message to a task's inbox and start its turn. `card_answer`: the runtime's words for a person's
+    answer to a card (a confirmation, a choice) — it wakes the task but neither iterates on a quick result nor is
+    a change to keep on it."""
     access.require(Role.EDITOR)
     task = task_locked(access=access, task_id=task_id)
     if task.status == TaskStatus.CANCELLED:
         raise Conflict("This task was cancelled; it takes no more messages.", code="task_cancelled")
     if task.is_archived:
         raise Conflict("This task is archived; unarchive it to send it a message.", code="task_archived")
-    source = message_source(access)
-    # Iterating on a quick result again makes it a persistent task, whichever way the message comes.
-    do_task_promote_if_iterating(task, by=access.actor)
+    source = CARD_ANSWER if card_answer else message_source(access)
+    if not card_answer:
+        # Iterating on a quick result again makes it a persistent task, whichever way the message comes.
+        do_task_promote_if_iterating(task, by=access.actor)
     message = InboxMessage.objects.create(task=task, author=access.user, source=source, text=text)
     event_append(workspace_id=task.workspace_id, kind="inbox.posted", data=_message_data(message))
-    if not result_in_progress(task):
+    if not card_answer and not result_in_progress(task):
         change_keep_on_result(task, text)  # a change held for a result in progress is read when it lands
     if task.status != TaskStatus.PAUSED and not result_in_progress(task):
         turn_start(task=task, trigger="message")  # no-op when a turn is active: it reads the inbox next

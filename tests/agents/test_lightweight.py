@@ -7,8 +7,11 @@ iteration makes a new version of the same artifact on the same short path; a thi
 (same row: its turns, checklist and artifacts kept) and it is listed. Asserted on persisted facts.
 """
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from agents.main.messages import main_message_post
 from agents.models import (
@@ -32,6 +35,7 @@ from agents.providers.scripted import MODEL_NAME, ScriptedPlanner
 from agents.runtime.loop import turn_run
 from agents.runtime.shortpath import SHORT_RULES, SHORT_TOOLS
 from agents.runtime.watchdog import watchdog_sweep
+from agents.services.card_actions import card_act
 from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus, SpendPolicy
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup
@@ -478,3 +482,46 @@ def test_thanks_is_no_change_to_keep(access, planner):
     before = ChecklistItem.objects.get(task=task).evidence
     main_message_post(access=access, text="Thanks!", task_id=task.pk)
     assert ChecklistItem.objects.get(task=task).evidence == before
+
+
+class Killed(BaseException):
+    """The worker process died here: nothing after it runs, as a SIGKILL leaves the database."""
+
+
+@pytest.mark.postgres
+def test_a_change_whose_worker_died_before_submitting_is_made_once_the_person_confirms_the_review(
+    access, planner, settings, monkeypatch
+):
+    # given a quick result made, and a change whose worker dies once the money is held, before the job exists
+    task, first = quick_cat(access, planner)
+    main_message_post(access=access, text="Make it fluffier", task_id=task.pk)
+    turn = Turn.objects.get(task=task, status=TurnStatus.QUEUED)
+
+    def dies(**kwargs):
+        raise Killed()
+
+    with monkeypatch.context() as patched:
+        patched.setattr("agents.tools.generation.job_submit", dies)
+        with pytest.raises(Killed):
+            turn_run(turn_id=turn.pk, generation=turn.generation)
+
+    # when a new worker takes over, and the person confirms the review it opens
+    later = timezone.now() + timedelta(seconds=settings.LOMOTE_LEASE_SECONDS + 1)
+    assert watchdog_sweep(now=later).taken_over == [turn.pk]
+    assert turn_run(turn_id=turn.pk, generation=turn.generation + 1) == "resume_review"
+    task.refresh_from_db()
+    card = Card.objects.get(pk=task.waiting_for["card"])
+    assert card.payload["verdict"] == "action_not_found_review"
+    card_act(access=access, card_id=card.pk, action="confirm")
+    settle(access, task)
+
+    # then the change is made once, as the next version of the same artifact
+    [second] = GenerationJob.objects.filter(task_id=task.pk).exclude(pk=first.pk)
+    assert (second.artifact_id, second.base_version) == (first.artifact_id, 1)
+    assert "fluffier" in second.prompt
+    assert Artifact.objects.get(pk=first.artifact_id).versions.count() == 2
+    assert wallet_reconcile(task.workspace_id)[0]
+    # and confirming the review was an answer to the runtime, not the person iterating: the task is still quick
+    task.refresh_from_db()
+    assert task.kind == TaskKind.LIGHTWEIGHT
+    assert InboxMessage.objects.filter(task=task, source="card").count() == 1
