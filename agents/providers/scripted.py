@@ -186,7 +186,15 @@ STRATEGIES: tuple[Strategy, ...] = (
         _words(
             "poster affiche image illustration logo photo picture banner bannière visual visuel drawing dessin "
             "icon icône flyer cover couverture artwork wallpaper sticker postcard thumbnail miniature portrait "
-            "painting peinture mockup packaging label étiquette badge mascot mascotte"
+            "painting peinture mockup packaging label étiquette badge mascot mascotte sketch croquis esquisse "
+            "watercolour watercolor aquarelle"
+        ),
+        # Depicting something is an image when no noun says otherwise: "sketch a lighthouse at dusk".
+        verbs=_words(
+            """draw sketch paint illustrate depict
+            dessine dessiner dessinez peins peindre peignez illustre illustrer illustrez esquisse esquisser
+            zeichne zeichnen skizziere skizzieren male malen illustriere illustrieren
+            dibuja dibujar pinta pintar ilustra ilustrar bosqueja"""
         ),
     ),
 )

@@ -413,6 +413,13 @@ def _one(brief, *, language="en", item=None, messages=None):
         ("a 5 second clip of waves at sunset", "en", "generate_video"),
         ("Fais une petite animation d'un chat qui dort", "fr", "generate_video"),
         ("a 3D figurine of a fox", "en", "generate_3d"),
+        # no noun names the kind: the verb of depicting does
+        ("Could you sketch a lighthouse at dusk for our café menu?", "en", "generate_image"),
+        ("Paint me the old harbour at sunrise", "en", "generate_image"),
+        ("Peux-tu dessiner un phare au crépuscule pour notre carte ?", "fr", "generate_image"),
+        ("Peins-moi le vieux port au lever du soleil", "fr", "generate_image"),
+        # a noun still decides over the verb
+        ("Draw a storyboard for our spring teaser", "en", "write_document"),
     ],
 )
 def test_it_makes_one_call_for_one_result(brief, language, tool):
