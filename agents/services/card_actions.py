@@ -23,6 +23,9 @@ from workspace.models import Role
 from workspace.selectors import Access
 from workspace.services.events import event_append
 
+# The actions whose answer is text the person typed; a confirmation or a choice is their answer to the runtime.
+OWN_WORDS = ("adjust", "iterate", ANSWER)
+
 
 def _locked(*, access: Access, card_id: int) -> tuple[Card, Task | None]:
     """The card and its task, locked in the agents' order (task, then card). NotFound outside the workspace."""
@@ -174,12 +177,7 @@ def _deliver(*, access: Access, card: Card, task: Task) -> None:
         if task.status == TaskStatus.WAITING and task.waiting_for.get("type") == "approval":
             task_status_set(task, TaskStatus.IDLE, reason="spending_declined", waiting_for={})
         return
-    # A confirmation or a choice is the person answering the runtime; a change or an answer is their own words.
-    own_words = action in OWN_WORDS
-    message_post(access=access, task_id=task.pk, text=_answer_text(card), card_answer=not own_words)
-
-
-OWN_WORDS = ("adjust", "iterate", ANSWER)  # the actions whose answer is text the person typed
+    message_post(access=access, task_id=task.pk, text=_answer_text(card), card_answer=action not in OWN_WORDS)
 
 
 def _answer_text(card: Card) -> str:
