@@ -994,7 +994,9 @@ class _Planner:
         made = _last_artifact(item)
         strategy = self.strategy_for(item)
         title = _short(item.get("title") or self.task.get("title") or "", 80)
-        line = ""
+        # The change to the result: the person's words now, or the one kept on the item when the step that read
+        # them was interrupted (an approval, a killed worker's review).
+        change = revision_of(item) if made is not None else None
         if made is not None and changes:
             text = _bounded(" ".join(changes))
             if all(is_acknowledgement(t) for t in changes):
@@ -1004,13 +1006,15 @@ class _Planner:
                 # Another kind of work from the result ("now animate it"): a new artifact, started from it.
                 source = f" [from artifact {made}]" if asked.kind == "video" else ""
                 item = {"position": item.get("position"), "title": title, "evidence": REQUEST_PREFIX + text + source}
-                strategy = asked
+                strategy, change = asked, None
             else:
                 item["evidence"] = REVISION_PREFIX + text
-                line = w["one_revision"].format(artifact=made, tool=strategy.tool if strategy else "", change=text)
-        elif made is not None and (kept := revision_of(item)):
-            # The change came in a step that was interrupted (an approval, a killed worker's review): kept on the item.
-            line = w["one_revision"].format(artifact=made, tool=strategy.tool if strategy else "", change=kept)
+                change = text
+        line = (
+            w["one_revision"].format(artifact=made, tool=strategy.tool if strategy else "", change=change)
+            if change
+            else ""
+        )
         if strategy is None:
             return Decision([w["ask_brief"]])
         label = _capitalised(title or KIND_LABELS[self.lang][strategy.kind])
