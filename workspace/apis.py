@@ -3,6 +3,10 @@
 Views parse, call a selector or service, and serialize.
 """
 
+import json
+from collections.abc import Callable
+from typing import Any
+
 from django.db.models import OuterRef, Subquery
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -20,6 +24,7 @@ from workspace.flows.authoring import flow_create, flow_edit
 from workspace.models import ArtifactVersion, JobStatus, Role
 from workspace.services import collections as collection_services
 from workspace.services import guides as guide_services
+from workspace.services import idempotency
 from workspace.services import workspaces as services
 from workspace.services.artifacts import artifact_create
 from workspace.services.documents import document_edit, document_write
@@ -28,12 +33,55 @@ from workspace.upload_guard import UploadParsing
 
 WORKSPACE_ID = OpenApiParameter("workspace_id", int, OpenApiParameter.PATH)
 
+# The header of the operations that answer through `WorkspaceApi.idempotent` (workspace/services/idempotency.py).
+IDEMPOTENCY_KEY = OpenApiParameter(
+    idempotency.HEADER,
+    str,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description=f"1–{idempotency.MAX_KEY_CHARS} printable characters, yours in this workspace for "
+    f"{int(idempotency.KEEP.total_seconds() // 3600)} hours. A repeat with the same key, method, path and "
+    "body does nothing again and gets the first answer (same status and body, header "
+    "`Idempotent-Replayed: true`), waiting for it while the first request runs: parallel repeats make one "
+    "effect. 409 `idempotency_key_reuse` when the key was used for another request; 409 "
+    "`idempotency_key_in_progress` when the first has not finished in time; 400 `invalid_idempotency_key` for "
+    "an empty key or a longer one. A refused first request keeps nothing: the key may be sent again.",
+)
+IDEMPOTENCY_DESCRIPTION = (
+    f" Send `{idempotency.HEADER}` to make a retry return the first answer instead of doing the work again."
+)
+
 
 class WorkspaceApi(GenericAPIView):
     """Base for endpoints under /workspaces/<workspace_id>/: resolves access once per request."""
 
     def access(self):
         return selectors.workspace_access(principal=self.request.user, workspace_id=int(self.kwargs["workspace_id"]))
+
+    def idempotent(self, access, respond: Callable[[], Response]) -> Response:
+        """`respond()` once per `Idempotency-Key` of the caller (workspace/services/idempotency.py); a repeat gets
+        the stored answer. Without the header, simply `respond()`. The view has checked the role and the body."""
+        request = self.request
+        key = request.headers.get(idempotency.HEADER)
+        if key is None:
+            return respond()
+
+        def call() -> tuple[int, Any]:
+            response = respond()
+            # The body as rendered, so the first answer and every replay are the same bytes' worth of JSON.
+            return response.status_code, json.loads(JSONRenderer().render(response.data))
+
+        answer = idempotency.idempotent_call(
+            access=access,
+            key=key,
+            fingerprint=idempotency.request_fingerprint(method=request.method, path=request.path, body=request.data),
+            request=f"{request.method} {request.path}",
+            call=call,
+        )
+        response = Response(answer.body, status=answer.status)
+        if answer.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
 
 
 def _workspace_out(workspace, principal) -> dict:

@@ -103,6 +103,38 @@ class ApiKey(models.Model):
         return hmac.compare_digest(self.digest, self.digest_of(raw_key))
 
 
+class IdempotentRequest(models.Model):
+    """A request sent with an `Idempotency-Key` header and the answer it got (workspace/services/idempotency.py).
+
+    One row per (workspace, principal, key), inserted and committed before the work: a repeat finds it and gets
+    the stored answer, or 409 when its method, path or body (`fingerprint`) differ. `response_status` is None
+    while the first request runs."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    # "user:<id>" or "api_key:<id>": a key belongs to whoever sent it, so two callers never share an answer.
+    principal = models.CharField(max_length=40)
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)  # SHA-256 of method, path and canonical JSON body
+    request = models.CharField(max_length=300)  # "POST /api/v1/…", for people reading the table
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "principal", "key"], name="idempotent_request_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.principal} {self.key}"
+
+    @property
+    def finished(self) -> bool:
+        return self.response_status is not None
+
+
 class Event(models.Model):
     """One entry of a workspace's realtime log: the truth that WebSocket pushes only hint at."""
 
