@@ -25,7 +25,7 @@ from agents.services.memory_forget import memory_forget_ask
 from agents.services.provenance import version_provenance
 from lomote.kernel.pagination import CursorlessPagination
 from lomote.kernel.serializers import error_responses, validated
-from workspace.apis import WorkspaceApi
+from workspace.apis import IDEMPOTENCY_DESCRIPTION, IDEMPOTENCY_KEY, WorkspaceApi
 from workspace.models import Role
 from workspace.serializers import FlowRunIn
 
@@ -388,13 +388,17 @@ class TaskMessageListCreateApi(WorkspaceApi):
     @extend_schema(
         operation_id="task_messages_create",
         description="Post a message to the task. The agent reads it at its next safe boundary; until then it may "
-        "be withdrawn or replaced. 409 `task_cancelled` for a cancelled task.",
+        "be withdrawn or replaced. 409 `task_cancelled` for a cancelled task." + IDEMPOTENCY_DESCRIPTION,
+        parameters=[IDEMPOTENCY_KEY],
         request=serializers.InboxMessageIn,
         responses={201: serializers.InboxMessageOut, **error_responses(400, 403, 404, 409, 413)},
     )
     def post(self, request, workspace_id, task_id):
         access = self.access().require(Role.EDITOR)
         data = validated(serializers.InboxMessageIn, request.data)
+        return self.idempotent(access, lambda: self._post(access, task_id, data))
+
+    def _post(self, access, task_id, data) -> Response:
         message = inbox_services.message_post(access=access, task_id=task_id, text=data["text"])
         message = selectors.inbox_message_get(access=access, task_id=task_id, message_id=message.pk)
         return Response(serializers.InboxMessageOut(message).data, status=status.HTTP_201_CREATED)
@@ -476,13 +480,17 @@ class MainMessageListCreateApi(WorkspaceApi):
         "`answer`, `lightweight`, `follow_up`, `new_task` or `clarify` (a card asks the person). A target that "
         "no longer takes messages (archived or cancelled task, deleted artifact, closed card) is reported in "
         "`refusal` and `reply`, and nothing runs. Messages sent with an API key are marked `api_request`: "
-        "paid operations they lead to are confirmed one by one.",
+        "paid operations they lead to are confirmed one by one." + IDEMPOTENCY_DESCRIPTION,
+        parameters=[IDEMPOTENCY_KEY],
         request=serializers.MainMessageIn,
         responses={201: serializers.MainMessageOut, **error_responses(400, 403, 404, 409, 413)},
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.EDITOR)
         data = validated(serializers.MainMessageIn, request.data)
+        return self.idempotent(access, lambda: self._post(access, data))
+
+    def _post(self, access, data) -> Response:
         message = main_services.main_message_post(
             access=access,
             text=data["text"],

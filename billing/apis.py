@@ -15,7 +15,7 @@ from billing.services.policy import spend_policy_update
 from billing.services.quotes import quote_create
 from billing.services.wallets import wallet_topup
 from lomote.kernel.serializers import error_responses, validated
-from workspace.apis import WorkspaceApi
+from workspace.apis import IDEMPOTENCY_KEY, WorkspaceApi
 from workspace.models import Role
 
 
@@ -144,13 +144,18 @@ class TopupApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="billing_topup",
-        description="Add credits to the wallet. Owners only.",
+        description="Add credits to the wallet. Owners only. A repeat with the same `Idempotency-Key` adds nothing "
+        "and answers the balance the first request answered.",
+        parameters=[IDEMPOTENCY_KEY],
         request=serializers.TopupIn,
-        responses={200: serializers.BalanceOut, **error_responses(400, 403, 404)},
+        responses={200: serializers.BalanceOut, **error_responses(400, 403, 404, 409)},
     )
     def post(self, request, workspace_id):
         access = self.access().require(Role.OWNER)
         data = validated(serializers.TopupIn, request.data)
+        return self.idempotent(access, lambda: self._topup(access, data))
+
+    def _topup(self, access, data) -> Response:
         wallet_topup(access=access, amount=data["amount"], memo=data["memo"])
         return Response(_balance(access.workspace.pk))
 
