@@ -10,6 +10,7 @@ from workspace.models import (
     Event,
     GenerationJob,
     Guide,
+    IdempotentRequest,
     Membership,
     WebhookDelivery,
     Workspace,
@@ -160,6 +161,24 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     list_filter = ["provider", "received_at"]
     search_fields = ["delivery_id", "job__upstream_id"]
     list_select_related = ["job"]
+    ordering = ["-id"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(IdempotentRequest)
+class IdempotentRequestAdmin(admin.ModelAdmin):
+    """Requests sent with an Idempotency-Key and their stored answers (replay protection): read-only. A row with
+    no status is a first request still running, or one whose outcome is unknown until the key expires."""
+
+    list_display = ["id", "workspace", "principal", "key", "request", "response_status", "created_at", "finished_at"]
+    list_filter = ["response_status", "created_at"]
+    search_fields = ["key", "principal", "request"]
+    list_select_related = ["workspace"]
     ordering = ["-id"]
 
     def has_add_permission(self, request):

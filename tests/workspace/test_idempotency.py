@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connections
+from django.urls import reverse
 
 from lomote.kernel.exceptions import Conflict, InvalidInput
 from tests.support.race import race
@@ -260,3 +261,25 @@ def test_parallel_repeats_of_a_refused_request_are_each_refused_and_nothing_is_k
     # then each caller gets the refusal (the key was freed and taken again), and no key stays behind
     assert all(isinstance(a, Conflict) and a.code == "task_cancelled" for a in answers), answers
     assert not IdempotentRequest.objects.exists()
+
+
+# --- operators --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_operators_see_the_keys_in_the_admin_but_cannot_change_them(alice_in, django_user_model, client):
+    # given a finished request and one whose outcome is unknown
+    call(alice_in, Work(), key="done-1")
+    with pytest.raises(RuntimeError):
+        call(alice_in, Work(error=RuntimeError("lost")), key="unknown-1")
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw-root"))
+
+    # when an operator opens the list and a row
+    listing = client.get(reverse("admin:workspace_idempotentrequest_changelist"))
+    row = IdempotentRequest.objects.get(key="unknown-1")
+    page = client.get(reverse("admin:workspace_idempotentrequest_change", args=[row.pk]))
+
+    # then both keys are listed, the row is shown read-only, and none can be added
+    assert listing.status_code == 200 and b"done-1" in listing.content and b"unknown-1" in listing.content
+    assert page.status_code == 200 and 'name="response_status"' not in page.content.decode()
+    assert client.get(reverse("admin:workspace_idempotentrequest_add")).status_code == 403
