@@ -44,7 +44,8 @@ MAX_KEY_CHARS = 255
 KEEP = timedelta(hours=24)
 # A repeat waits this long for the first request's answer: longer than a Main message takes to route.
 WAIT_SECONDS = 30.0
-POLL_SECONDS = 0.05
+# Polls start quick (most first requests take well under a second) and slow down to a few a second.
+POLL_SECONDS = (0.02, 0.5)
 
 
 @dataclass(frozen=True)
@@ -135,29 +136,32 @@ def idempotent_call(
     key = check_idempotency_key(key)
     principal = _principal(access)
     deadline = time.monotonic() + WAIT_SECONDS
+    pause, longest = POLL_SECONDS
     while True:
-        row = _claimed(access=access, principal=principal, key=key, fingerprint=fingerprint, request=request)
-        if row is not None:
-            return _run(row, call)
         found = IdempotentRequest.objects.filter(workspace=access.workspace, principal=principal, key=key).first()
-        if found is not None and found.created_at < timezone.now() - KEEP:
+        if found is None:
+            row = _claimed(access=access, principal=principal, key=key, fingerprint=fingerprint, request=request)
+            if row is not None:
+                return _run(row, call)
+            continue  # another request took the key between the read and the insert: read its row
+        if found.created_at < timezone.now() - KEEP:
             row = _renewed(found, fingerprint=fingerprint, request=request)
             if row is not None:
                 return _run(row, call)
             continue
-        if found is not None and found.fingerprint != fingerprint:
+        if found.fingerprint != fingerprint:
             raise Conflict(
                 f"This {HEADER} was already used for another request; use a new key for a new request.",
                 code="idempotency_key_reuse",
                 details={"header": HEADER, "request": found.request},
             )
-        if found is not None and found.finished:
+        if found.finished:
             return Answer(status=found.response_status, body=found.response_body, replayed=True)
-        # Still running, or refused a moment ago and released (then the next pass claims it).
         if time.monotonic() >= deadline:
             raise Conflict(
                 f"A request with this {HEADER} has not finished yet; send it again later to get its answer.",
                 code="idempotency_key_in_progress",
                 details={"header": HEADER},
             )
-        time.sleep(POLL_SECONDS)
+        time.sleep(min(pause, max(deadline - time.monotonic(), 0)))
+        pause = min(pause * 1.5, longest)
