@@ -41,14 +41,12 @@ $(VENV)/.bench-installed: $(STAMP) requirements-bench.txt
 # The runtime's cost per step beside a raw commit and LangGraph, then workers held while generation jobs wait and
 # callback throughput (PostgreSQL only; see README "Bench"). Each creates and drops its own database: the one
 # DATABASE_URL names if the name contains "bench", else lomote_bench; the generation bench adds "_gen" to it.
+# Every part runs, even after one misses a target or fails; a summary of every target closes, and the exit
+# status is non-zero if any target was missed or any part failed (bench/runner.py).
 bench: $(VENV)/.bench-installed
-	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.runtime_bench $(BENCH_ARGS)
-	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.generation_bench $(GEN_BENCH_ARGS)
-	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.context_bench $(CTX_BENCH_ARGS)
-	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.memory_bench $(MEM_BENCH_ARGS)
-	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.search_bench $(SEARCH_BENCH_ARGS)
-	DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.routing_bench $(ROUTING_BENCH_ARGS)
-	LOMOTE_BENCH_HTTP_SECONDS="$${LOMOTE_BENCH_HTTP_SECONDS:-30}" DATABASE_URL="$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lomote_bench}" $(PY) -m bench.load_bench $(LOAD_BENCH_ARGS)
+	BENCH_ARGS="$(BENCH_ARGS)" GEN_BENCH_ARGS="$(GEN_BENCH_ARGS)" CTX_BENCH_ARGS="$(CTX_BENCH_ARGS)" \
+	MEM_BENCH_ARGS="$(MEM_BENCH_ARGS)" SEARCH_BENCH_ARGS="$(SEARCH_BENCH_ARGS)" \
+	ROUTING_BENCH_ARGS="$(ROUTING_BENCH_ARGS)" LOAD_BENCH_ARGS="$(LOAD_BENCH_ARGS)" $(PY) -m bench $(BENCH_PARTS)
 
 # The chaos soak (README "Scale-out"): the Procfile.cluster processes, 100 tasks, random SIGKILLs, one PostgreSQL
 # and one Redis restart (where this machine allows it), then the invariants. Its own database, lomote_soak, on the

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.runner import target_line  # noqa: E402
 from bench.runtime_bench import Target, databases_drop, databases_recreate, django_setup, target_from  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/lomote_bench"
@@ -89,11 +90,13 @@ def main(argv: list[str] | None = None) -> int:
         options = ["--min-accuracy", args.min_accuracy, "--no-failures"]
         if profile:
             options += ["--profile", profile]
+        label = f"the scripted Router's overall accuracy >= --min-accuracy {args.min_accuracy}"
         try:
             call_command("eval_routing", *options)
         except CommandError as exc:
-            print(f"MISSED: {exc}")
+            print(target_line(label, False, miss=str(exc)))
             return 1
+        print(target_line(label, True))
     finally:
         if "django.db" in sys.modules:
             from django.db import connections
