@@ -1,4 +1,4 @@
-"""Suite-wide set-up: service markers, personas, and the summary line `make test` prints last."""
+"""Suite-wide set-up: service markers, personas, replay notes, and the summary `make test` prints last."""
 
 import os
 import socket
@@ -10,6 +10,8 @@ from django.conf import settings
 SUMMARY_FILE = Path(settings.VAR_DIR) / "test-summary.txt"
 REQUIRE_SERVICES = os.environ.get("LOMOTE_REQUIRE_SERVICES") == "1"
 _skipped = {"postgres": 0, "redis": 0, "browser": 0}
+# How to replay a run that drew its inputs from a seed: printed in pytest's summary and in SUMMARY_FILE.
+REPLAY_NOTES = pytest.StashKey[list[str]]()
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -59,7 +61,28 @@ def pytest_sessionfinish(session, exitstatus):
         f"skipped for lack of PostgreSQL: {_skipped['postgres']}, for lack of Redis: {_skipped['redis']}, "
         f"for lack of chromium: {_skipped['browser']}"
     )
-    SUMMARY_FILE.write_text(line + "\n")
+    notes = session.config.stash.get(REPLAY_NOTES, [])
+    SUMMARY_FILE.write_text("\n".join([line, *notes]) + "\n")
+
+
+def pytest_terminal_summary(terminalreporter):
+    notes = terminalreporter.config.stash.get(REPLAY_NOTES, [])
+    if notes:
+        terminalreporter.write_sep("-", "replay")
+        for note in notes:
+            terminalreporter.write_line(note)
+
+
+@pytest.fixture
+def replay_note(request):
+    """Record one line saying how to replay this run (a seed and the command), shown at the end of the session."""
+    notes = request.config.stash.setdefault(REPLAY_NOTES, [])
+
+    def note(line: str) -> None:
+        if line not in notes:
+            notes.append(line)
+
+    return note
 
 
 # --- personas ---------------------------------------------------------------------------------------------

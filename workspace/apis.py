@@ -21,7 +21,7 @@ from lomote.kernel.serializers import ErrorSerializer, error_responses, validate
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
 from workspace.flows.authoring import flow_create, flow_edit
-from workspace.models import ArtifactVersion, JobStatus, Role
+from workspace.models import SERVED_MEDIA_TYPES, UNDECLARED_MEDIA_TYPE, ArtifactVersion, JobStatus, Role
 from workspace.services import collections as collection_services
 from workspace.services import guides as guide_services
 from workspace.services import idempotency
@@ -304,6 +304,35 @@ class ArtifactDetailApi(WorkspaceApi):
         return Response(serializers.ArtifactOut(artifact).data)
 
 
+# A .gltf is a JSON document; what the sniffer requires of one (workspace/sniffing.py).
+GLTF_JSON = {
+    "type": "object",
+    "description": "A glTF 2.0 document (JSON).",
+    "properties": {"asset": {"type": "object", "properties": {"version": {"type": "string"}}, "required": ["version"]}},
+    "required": ["asset"],
+}
+
+
+def _version_file_responses() -> dict:
+    """Every media type a version's file comes in (SERVED_MEDIA_TYPES), each with what its body is."""
+    bodies = {
+        "application/json": serializers.FlowGraphOut,
+        "model/gltf+json": GLTF_JSON,
+        "text/markdown": str,
+        "text/plain": str,
+    }
+    served = {media_type for kind_types in SERVED_MEDIA_TYPES.values() for media_type in kind_types}
+    served.add(UNDECLARED_MEDIA_TYPE)
+    return {(200, media_type): bodies.get(media_type, OpenApiTypes.BINARY) for media_type in sorted(served)}
+
+
+def _served_as(version: ArtifactVersion) -> str:
+    """The media type the file endpoint sends: the version's own when its kind is declared to serve it."""
+    if version.media_type in SERVED_MEDIA_TYPES.get(version.artifact.kind, ()):
+        return version.media_type
+    return UNDECLARED_MEDIA_TYPE
+
+
 class ArtifactVersionFileApi(WorkspaceApi):
     """The bytes of one version: its stored file, or its text for documents and Flows."""
 
@@ -315,20 +344,25 @@ class ArtifactVersionFileApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="artifacts_version_file",
-        description="Served with the version's media type, inline; members only.",
-        responses={(200, "*/*"): OpenApiTypes.BINARY, **error_responses(404)},
+        description="Served inline, members only, in the media type of its kind: an image as image/png, "
+        "image/jpeg, image/webp or image/gif; a video as video/mp4, video/quicktime, video/webm, or an animated "
+        "image/webp or image/gif; a 3D model as model/gltf-binary or model/gltf+json; a document as "
+        "text/markdown or text/plain (UTF-8); a Flow as application/json, its graph. A version stored with any "
+        f"other type (from an outside provider, or an asset collection's JSON) comes as {UNDECLARED_MEDIA_TYPE}.",
+        responses={**_version_file_responses(), **error_responses(404)},
     )
     def get(self, request, workspace_id, artifact_id, number):
         access = self.access()
         version = selectors.artifact_version_get(
             workspace_id=access.workspace.pk, artifact_id=artifact_id, number=number
         )
-        media_type = version.media_type or "application/octet-stream"
+        media_type = _served_as(version)
         if version.file:
             response = FileResponse(version.file.open("rb"), content_type=media_type)
             filename = version.file.name.rsplit("/", 1)[-1]
         else:
-            response = HttpResponse(version.content.encode(), content_type=f"{media_type}; charset=utf-8")
+            charset = "" if media_type == UNDECLARED_MEDIA_TYPE else "; charset=utf-8"
+            response = HttpResponse(version.content.encode(), content_type=f"{media_type}{charset}")
             filename = f"v{version.number}"
         response["Content-Disposition"] = f'inline; filename="{filename}"'
         # What a person uploaded or a provider sent is never run as a page of ours.

@@ -181,6 +181,20 @@ class ArtifactKind(models.TextChoices):
 # hold a file and describe it in `meta`.
 TEXT_ARTIFACT_KINDS = frozenset({ArtifactKind.DOCUMENT, ArtifactKind.FLOW, ArtifactKind.ASSET_COLLECTION})
 
+# The media types a version's file is served with, per kind: what uploads are sniffed as (workspace/sniffing.py),
+# what the providers make (a procedural video is an animated WebP or GIF) and the text kinds' own. The API
+# schema declares exactly these; a version holding any other type (a webhook provider may name its own, an
+# asset collection's JSON has no published shape) is served as UNDECLARED_MEDIA_TYPE.
+SERVED_MEDIA_TYPES: dict[str, tuple[str, ...]] = {
+    ArtifactKind.IMAGE: ("image/png", "image/jpeg", "image/webp", "image/gif"),
+    ArtifactKind.VIDEO: ("video/mp4", "video/quicktime", "video/webm", "image/webp", "image/gif"),
+    ArtifactKind.MODEL_3D: ("model/gltf-binary", "model/gltf+json"),
+    ArtifactKind.DOCUMENT: ("text/markdown", "text/plain"),
+    ArtifactKind.FLOW: ("application/json",),
+    ArtifactKind.ASSET_COLLECTION: (),
+}
+UNDECLARED_MEDIA_TYPE = "application/octet-stream"
+
 
 class Artifact(models.Model):
     """A work with its own identity, independent of conversations and tasks (DESIGN §9).

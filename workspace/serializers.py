@@ -261,6 +261,23 @@ class VersionWrittenOut(serializers.Serializer):
     )
 
 
+class FlowNodeOut(serializers.Serializer):
+    type = serializers.CharField(help_text="The node type.")
+    params = serializers.DictField(help_text="Its parameters.")
+    version = serializers.IntegerField(required=False, help_text="The Flow version that last changed the node.")
+
+
+class FlowGraphOut(serializers.Serializer):
+    """A Flow version's file: its graph, as stored (workspace/flows/graph.py `graph_dump`)."""
+
+    nodes = serializers.DictField(child=FlowNodeOut(), help_text="Nodes by id.")
+    edges = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField(), min_length=2, max_length=2),
+        help_text="[from, to] pairs of node ids.",
+    )
+    start = serializers.CharField(allow_null=True, help_text="The input node a run starts at, once there is one.")
+
+
 class FlowRunIn(serializers.Serializer):
     inputs = serializers.DictField(required=False, default=dict)
 

@@ -12,7 +12,10 @@ from rest_framework.test import APIClient
 
 from agents.services.tasks import task_create
 from billing.services.policy import spend_policy_update
-from tests.support.openapi import assert_conforms
+from tests.contracts.world import FLOW
+from tests.support.openapi import assert_conforms, published_schema
+from workspace.flows.authoring import flow_create
+from workspace.models import SERVED_MEDIA_TYPES, UNDECLARED_MEDIA_TYPE
 from workspace.selectors import workspace_access
 from workspace.services.artifacts import artifact_create
 
@@ -93,6 +96,56 @@ def test_it_documents_the_media_type_a_version_file_is_served_with(owner, worksp
     # then it is served as what it is, and the schema says a version comes in its own media type
     assert response["Content-Type"] == "image/png"
     assert_conforms(response)
+
+
+FILE_CASES = {
+    # kind, stored media type, file bytes (None: the version holds text) -> the Content-Type it is served with
+    "flow": ("flow", "application/json", None, "application/json; charset=utf-8"),
+    "markdown": ("document", "text/markdown", None, "text/markdown; charset=utf-8"),
+    "plain text": ("document", "text/plain", None, "text/plain; charset=utf-8"),
+    "gltf": ("3d", "model/gltf+json", b'{"asset": {"version": "2.0"}, "scenes": []}', "model/gltf+json"),
+    "glb": ("3d", "model/gltf-binary", b"glTF\x02\x00\x00\x00", "model/gltf-binary"),
+    "mp4": ("video", "video/mp4", b"\x00\x00\x00\x18ftypmp42", "video/mp4"),
+    "animated webp": ("video", "image/webp", b"RIFF\x00\x00\x00\x00WEBPVP8X", "image/webp"),
+    "an outside provider's type": ("video", "video/x-flv", b"FLV\x01", "application/octet-stream"),
+    "an asset collection's JSON": ("asset_collection", "application/json", None, "application/octet-stream"),
+}
+
+
+@pytest.mark.parametrize("case", FILE_CASES.values(), ids=FILE_CASES.keys())
+def test_it_serves_each_kind_in_a_media_type_its_schema_declares(owner, workspace, alice, case):
+    client, _ = owner
+    kind, media_type, data, served_as = case
+    # given a version of that kind (a Flow through the authoring service, so its text is a real graph)
+    if kind == "flow":
+        artifact = flow_create(workspace_id=workspace.pk, title="Poster flow", graph=FLOW, author_user=alice)
+    else:
+        stored = {"file": ContentFile(data, "v1.bin")} if data is not None else {"content": '{"items": [3, 1]}'}
+        artifact = artifact_create(
+            workspace_id=workspace.pk, kind=kind, title="One", media_type=media_type, author_user=alice, **stored
+        )
+
+    # when its file is fetched
+    response = client.get(f"/api/v1/workspaces/{workspace.pk}/artifacts/{artifact.pk}/versions/1/file")
+
+    # then it comes in a type the schema declares for the operation, with a body that matches what it declares
+    assert (response.status_code, response["Content-Type"]) == (200, served_as)
+    assert_conforms(response)
+    if kind == "flow":
+        assert set(response.json()) == {"nodes", "edges", "start"}
+
+
+def test_it_declares_every_media_type_a_kind_is_served_in_and_no_other():
+    # when the published schema is read for the version file
+    operation = published_schema().find_operation_by_path("GET", "/api/v1/workspaces/1/artifacts/2/versions/3/file")
+    declared = set(operation.definition.raw["responses"]["200"]["content"])
+
+    # then it names each kind's media types and the one for anything else, and a Flow's JSON is not "binary"
+    served = {media_type for kind_types in SERVED_MEDIA_TYPES.values() for media_type in kind_types}
+    assert declared == served | {UNDECLARED_MEDIA_TYPE}
+    assert {"image/png", "video/mp4", "model/gltf-binary", "text/markdown", "application/json"} <= declared
+    flow = operation.definition.raw["responses"]["200"]["content"]["application/json"]["schema"]
+    assert flow.get("format") != "binary"
 
 
 def test_it_documents_413_on_every_operation_with_a_body(owner, workspace):

@@ -3,12 +3,16 @@
 Daphne serves the PostgreSQL test database from its own process; the owner of a seeded workspace
 (tests/contracts/world.py) calls every operation of `/api/schema/` through the coverage, fuzzing and stateful
 phases, with each path parameter aimed at a seeded object, so operations answer from real data rather than
-404. The run is reproducible: a fixed seed, derandomized generation, no example database, no cache carried
-over from an earlier run, no time limit.
-The README's API section gives the seed and the example count.
+404. The seed changes every day (today's date as YYYYMMDD, in UTC), so CI explores new inputs day after day; a
+run is still reproducible: the seed is printed in the session summary and in every failure message, and
+`LOMOTE_SCHEMATHESIS_SEED=<seed>` replays it (derandomized generation, no example database, no cache carried
+over from an earlier run, no time limit).
+The README's API section gives the example count.
 """
 
+import os
 from collections import defaultdict
+from datetime import UTC, datetime
 
 import pytest
 from django.db import connections
@@ -18,9 +22,7 @@ from tests.contracts.world import World, seed
 from tests.support.realtime import worker_env
 from tests.support.servers import Daphne, free_port, wait_for_other_sessions_to_end
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-SEED = 20261201
+SEED_VARIABLE = "LOMOTE_SCHEMATHESIS_SEED"
 MAX_EXAMPLES = 12
 STATEFUL_STEPS = 10
 CHECKS = ("not_a_server_error", "status_code_conformance", "response_schema_conformance", "content_type_conformance")
@@ -33,7 +35,21 @@ MEANINGLESS = {401, 403, 404}
 RUN_PHASES = ("coverage", "fuzzing", "stateful")
 
 
-def _config(world: World, base_url: str) -> dict:
+def seed_of_the_day(environ=os.environ, now=None) -> int:
+    """The seed `LOMOTE_SCHEMATHESIS_SEED` names, else today's date (UTC) as YYYYMMDD."""
+    given = environ.get(SEED_VARIABLE, "").strip()
+    if given:
+        if not given.isdigit():
+            raise pytest.UsageError(f"{SEED_VARIABLE} must be a non-negative integer, not {given!r}")
+        return int(given)
+    return int((now or datetime.now(UTC)).strftime("%Y%m%d"))
+
+
+def replay_hint(seed: int) -> str:
+    return f"schemathesis seed {seed}: replay with {SEED_VARIABLE}={seed} pytest tests/contracts/test_schemathesis.py"
+
+
+def _config(world: World, base_url: str, seed: int) -> dict:
     ids = world.ids
 
     def at(name: str, **parameters: int | str) -> dict:
@@ -43,7 +59,7 @@ def _config(world: World, base_url: str) -> dict:
         }
 
     return {
-        "seed": SEED,
+        "seed": seed,
         # Nothing carried over from an earlier run: what one run learns must not change the next.
         "cache": {"enabled": False},
         "base-url": base_url,
@@ -79,6 +95,8 @@ def _config(world: World, base_url: str) -> dict:
             at(f"DELETE {WORKSPACE}members/{{membership_id}}/", membership_id=ids["member_to_remove"]),
             at(f"POST {WORKSPACE}members/", **{"body.user": "erin"}),
             at(f"DELETE {WORKSPACE}api-keys/{{key_id}}/", key_id=ids["api_key_to_revoke"]),
+            # A Flow's file is JSON with a schema of its own (an image's bytes are checked in test_response_schemas).
+            at(f"GET {ARTIFACT}versions/{{number}}/file", artifact_id=ids["flow"]),
             at(f"PUT {ARTIFACT}document/", artifact_id=ids["document"]),
             at(f"POST {ARTIFACT}document/edits/", artifact_id=ids["document"]),
             at(f"POST {ARTIFACT}flow/edits/", artifact_id=ids["flow"]),
@@ -151,20 +169,39 @@ def _describe(check) -> str:
     return f"{failure.operation} [{check.name}] {failure.title}: {failure.message[:400]}\n    {curl}"
 
 
-def test_it_conforms_to_its_schema_under_fuzzing(live_api):
+def test_it_takes_its_seed_from_the_environment_or_else_from_the_date():
+    # given a run on 6 December 2026, with and without a seed named in the environment
+    day = datetime(2026, 12, 6, 23, 59, tzinfo=UTC)
+
+    # then the date gives the seed unless the variable names one, which replays that run
+    assert seed_of_the_day({}, day) == 20261206
+    assert seed_of_the_day({SEED_VARIABLE: " "}, day) == 20261206
+    assert seed_of_the_day({SEED_VARIABLE: "20261201"}, day) == 20261201
+    with pytest.raises(pytest.UsageError, match=SEED_VARIABLE):
+        seed_of_the_day({SEED_VARIABLE: "yesterday"}, day)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_it_conforms_to_its_schema_under_fuzzing(live_api, replay_note):
     world, server = live_api
+    seed = seed_of_the_day()
+    hint = replay_hint(seed)
+    replay_note(hint)
+    print(hint)
 
     # when schemathesis runs every operation through every phase
-    schema, failures, errors, statuses, phases, finished = _run(_config(world, server.url))
+    schema, failures, errors, statuses, phases, finished = _run(_config(world, server.url, seed))
 
     # then the run completed with no failed check and no error
-    assert finished is not None and finished.stop_reason == "completed", finished
+    assert finished is not None and finished.stop_reason == "completed", f"{hint}\n{finished}"
     unique = sorted({_describe(check) for check in failures})
-    assert unique == [], "\n".join(unique) + "\n--- server log ---\n" + server.log_tail()
-    assert errors == [], [getattr(e, "info", e) for e in errors]
+    assert unique == [], f"{hint}\n" + "\n".join(unique) + "\n--- server log ---\n" + server.log_tail()
+    assert errors == [], f"{hint}\n{[getattr(e, 'info', e) for e in errors]}"
     # and every phase ran, and every operation was reached and met something real (not only 401/403/404)
-    assert {name: phases.get(name) for name in RUN_PHASES} == dict.fromkeys(RUN_PHASES, "success"), phases
+    ran = {name: phases.get(name) for name in RUN_PHASES}
+    assert ran == dict.fromkeys(RUN_PHASES, "success"), f"{hint}\n{phases}"
     operations = {result.ok().label for result in schema.get_all_operations()}
     untested = sorted(operations - set(statuses))
     blind = sorted(label for label, seen in statuses.items() if seen <= MEANINGLESS)
-    assert (untested, blind) == ([], []), {label: sorted(statuses[label]) for label in blind}
+    assert (untested, blind) == ([], []), f"{hint}\n{ {label: sorted(statuses[label]) for label in blind} }"
