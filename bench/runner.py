@@ -124,11 +124,12 @@ def result_of(name: str, returncode: int, lines: Iterable[str], seconds: float =
             traceback = True
         verdict = verdict_of(line)
         if verdict is None:
-            # A heading such as " Lomote, read-only tool:" names the targets that follow it.
-            stripped = line.strip()
-            if stripped.endswith(":") and stripped.lower() not in ("targets:", ""):
-                context = stripped
-            elif stripped == "":
+            # An indented heading such as " read-only tool:" names the targets under it; a line that is not
+            # indented ("Targets (Lomote):", a blank line) ends what it named.
+            indented = line[:1].isspace() and line.strip()
+            if indented and line.rstrip().endswith(":"):
+                context = line.strip()
+            elif not indented:
                 context = ""
             continue
         label = " ".join(line.split())

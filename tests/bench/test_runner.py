@@ -135,23 +135,31 @@ def test_it_reads_the_target_forms_the_parts_print():
 
 
 def test_it_names_the_targets_after_the_heading_above_them():
-    # given the runtime part's targets, listed under each tool's heading
-    lines = [
-        " Lomote, read-only tool:",
+    # given the runtime part's targets, listed under each tool's indented heading, and the load part's, under a
+    # plain "Targets:" that follows a figure line ending in a colon
+    runtime = [
+        "Targets (Lomote):",
+        " read-only tool:",
         "  flat time: 1.1x -> PASS",
-        " Lomote, transactional tool:",
+        " transactional tool:",
         "  flat time: 1.9x -> MISS (1.27x over)",
     ]
-
-    # when its output is read
-    result = result_of("runtime", 0, lines)
-
-    # then each target carries its heading, and the part missed one
-    assert [(t.verdict, t.line) for t in result.targets] == [
-        (PASS, "Lomote, read-only tool: flat time: 1.1x -> PASS"),
-        (MISS, "Lomote, transactional tool: flat time: 1.9x -> MISS (1.27x over)"),
+    load = [
+        "Throughput: 10 tasks × 5 steps each, worker processes forked from the bench:",
+        "Targets:",
+        "  errors = 0: 0 -> PASS",
     ]
-    assert (result.failed, result.status) == (False, "MISSED 1 of 2")
+
+    # when their output is read
+    runtime_result, load_result = result_of("runtime", 0, runtime), result_of("load", 0, load)
+
+    # then each target carries the heading it is under, and only that
+    assert [(t.verdict, t.line) for t in runtime_result.targets] == [
+        (PASS, "read-only tool: flat time: 1.1x -> PASS"),
+        (MISS, "transactional tool: flat time: 1.9x -> MISS (1.27x over)"),
+    ]
+    assert (runtime_result.failed, runtime_result.status) == (False, "MISSED 1 of 2")
+    assert [t.line for t in load_result.targets] == ["errors = 0: 0 -> PASS"]
 
 
 def test_it_keeps_the_arguments_each_part_took_from_make():
