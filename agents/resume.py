@@ -7,6 +7,11 @@ checkpoint and what it did (lookups made, writes made: always none — a resume 
 The order of checks is the contract. Refusals come before any lookup (a checkpoint from another mission, workspace
 or person never causes a lookup at all); then the action whose outcome is unknown is settled by ONE lookup of its
 operation id, before anything is planned; only then is everything that may have changed re-checked.
+
+The replay contract: where the pending action's target keeps its receipts in a store that is ours and commits each
+effect with its receipt (the pending contract entry says `replaySafeByKey`), a lookup that finds nothing proves
+nothing happened, and the action runs again under the same operation id by itself — unless the goal or the
+configuration changed meanwhile, which only a person can settle.
 """
 
 import json
@@ -45,6 +50,7 @@ class Verdict(StrEnum):
     RESUME_STEP_LIMIT = "resume_step_limit"
     ACTION_STILL_UNKNOWN = "action_still_unknown"
     ACTION_NOT_FOUND_REVIEW = "action_not_found_review"
+    ACTION_NOT_FOUND_REPLAY = "action_not_found_replay"
     ACTION_RECEIPT_CONFLICT = "action_receipt_conflict"
     GOAL_CHANGED_REVIEW = "goal_changed_review"
     CONFIG_CHANGED_REVIEW = "config_changed_review"
@@ -74,6 +80,10 @@ MESSAGES = {
     ),
     Verdict.ACTION_RECEIPT_CONFLICT: (
         "A receipt exists under the action's id but for a different action; it stays pending for review."
+    ),
+    Verdict.ACTION_NOT_FOUND_REPLAY: (
+        "No receipt of the interrupted action was found where its receipts are ours: nothing happened, so it runs "
+        "again under the same operation id."
     ),
     Verdict.GOAL_CHANGED_REVIEW: "The goal changed since this work was planned; a person reviews before it goes on.",
     Verdict.CONFIG_CHANGED_REVIEW: (
@@ -172,6 +182,8 @@ class Checkpoint(_Shape):
 class ContractEntry(_Shape):
     tool: StrictStr
     target: Any = Field(...)
+    # The target's receipts are ours and commit with its effects: no receipt proves the action never happened.
+    replay_safe_by_key: StrictBool = False
 
 
 class ResumeContext(_Shape):
@@ -259,9 +271,13 @@ def same_action(pending: Action, receipt: Action) -> bool:
     )
 
 
-def _in_contract(action: Action, contract: list[ContractEntry]) -> bool:
+def _contract_entry(action: Action, contract: list[ContractEntry]) -> ContractEntry | None:
     pair = (action.tool, canonical(action.target))
-    return any((entry.tool, canonical(entry.target)) == pair for entry in contract)
+    return next((entry for entry in contract if (entry.tool, canonical(entry.target)) == pair), None)
+
+
+def _in_contract(action: Action, contract: list[ContractEntry]) -> bool:
+    return _contract_entry(action, contract) is not None
 
 
 def _refusal(checkpoint: Checkpoint, context: ResumeContext) -> Verdict | None:
@@ -345,9 +361,7 @@ def evaluate(checkpoint: Checkpoint, context: ResumeContext, lookup: ReceiptLook
                 details={"lookup": str(exc)} if str(exc) else {},
             )
         if receipt is None:
-            return Resumption(
-                Verdict.ACTION_NOT_FOUND_REVIEW, _with(checkpoint, status=Status.NEEDS_REVIEW), lookups=lookups
-            )
+            return _not_found(checkpoint, context, pending, lookups)
         if not same_action(pending, receipt):
             return Resumption(
                 Verdict.ACTION_RECEIPT_CONFLICT,
@@ -366,6 +380,34 @@ def evaluate(checkpoint: Checkpoint, context: ResumeContext, lookup: ReceiptLook
 
     verdict = _after_settling(checkpoint, context)
     return Resumption(verdict, _with(checkpoint, status=AFTER_STATUS[verdict]), lookups=lookups)
+
+
+# What a person must settle even when the action itself could simply run again (DESIGN §11).
+CHANGED_REVIEWS = (Verdict.GOAL_CHANGED_REVIEW, Verdict.CONFIG_CHANGED_REVIEW)
+# What may run again by itself: the present checks out (a stale source is read again by the work itself).
+REPLAYABLE_AFTER = (Verdict.NEXT_STEP_PROPOSED, Verdict.SOURCE_REFRESH_REQUIRED)
+
+
+def _not_found(checkpoint: Checkpoint, context: ResumeContext, pending: Action, lookups: int) -> Resumption:
+    """No receipt under the pending action's id. Where the contract makes that proof that nothing happened, the
+    action runs again under its id, if the present still checks out; otherwise a person decides."""
+    entry = _contract_entry(pending, context.pending_contract)
+    if entry is None or not entry.replay_safe_by_key:
+        return Resumption(
+            Verdict.ACTION_NOT_FOUND_REVIEW, _with(checkpoint, status=Status.NEEDS_REVIEW), lookups=lookups
+        )
+    after = _after_settling(checkpoint, context)
+    if after in REPLAYABLE_AFTER:
+        details = {"then": after.value} if after != Verdict.NEXT_STEP_PROPOSED else {}
+        # Still pending: it runs again under the same id (the hold placed for it, if any, is the one it reuses).
+        return Resumption(
+            Verdict.ACTION_NOT_FOUND_REPLAY, _with(checkpoint, status=Status.RUNNING), lookups=lookups, details=details
+        )
+    # Nothing happened, but something changed or stops the work: a person looks before it is done again.
+    details = {"changed": after.value} if after in CHANGED_REVIEWS else {"then": after.value}
+    return Resumption(
+        Verdict.ACTION_NOT_FOUND_REVIEW, _with(checkpoint, status=Status.NEEDS_REVIEW), lookups=lookups, details=details
+    )
 
 
 def _with(checkpoint: Checkpoint, **changes: Any) -> Checkpoint:

@@ -189,11 +189,21 @@ class TurnRunner:
                     "suspend": merge_waits(turn.checkpoint.get("suspend"), settled.suspend),
                 }
                 Turn.objects.filter(pk=self.turn_id).update(checkpoint=turn.checkpoint)
-            if outcome not in ("go", "wait_jobs"):
+            if outcome not in ("go", "wait_jobs", "replay"):
                 return cycle.turn_end_after_resume(task, turn, outcome=outcome)
-        if outcome == "wait_jobs" and (judged.call is None or judged.call.turn_id != self.turn_id):
+        foreign = judged.call is None or judged.call.turn_id != self.turn_id
+        if outcome == "replay" and foreign:
+            # A call an ended turn left started, which nothing proves happened (DESIGN §11, the replay contract): it
+            # runs again here under its own id; then the turn waits on what it started, or goes on.
+            outcomes = calls_run(self.run_ctx, [judged.call])
+            if any(o.tool_result and o.tool_result.suspend for o in outcomes):
+                return cycle.turn_suspend(self.turn_id, self.generation, task_id)
+            return None
+        if outcome == "wait_jobs" and foreign:
             return cycle.turn_suspend(self.turn_id, self.generation, task_id)
-        return None  # a call settled in this turn's last step: its other calls run first, then the loop suspends
+        # A call settled, or to run again, in this turn's last step: the loop runs what is unfinished first (the
+        # interrupted call under its own id), then suspends if a call asked to wait.
+        return None
 
     def _step(self, task_id: int, last: Step | None, last_calls: list[ToolCall]):
         index = (last.index if last else 0) + 1

@@ -7,8 +7,11 @@ and any turn that starts while an earlier one left a call `started` (agents/serv
 
 The action whose outcome is unknown is settled first, by its tool's receipt lookup (agents/tools/base.py): a
 matching receipt records the call as done without running it again (no second submission, the hold captured
-once when its job ends); anything a person must look at — no receipt, a conflicting one, a lookup that cannot be
-made, a changed goal or configuration — opens a review card and the task waits; nothing is replayed by itself.
+once when its job ends). No receipt of a tool whose replay contract says so (`replay_safe_by_key`: the receipt
+store is ours and commits with the effect) proves nothing happened: the call runs again under the same id, by
+itself — a worker crash alone never asks a person (DESIGN §11). Anything only a person can settle — no receipt
+elsewhere, a conflicting one, a lookup that cannot be made (a remote provider that never confirmed), a changed
+goal or configuration — opens a review card and the task waits.
 """
 
 from dataclasses import dataclass
@@ -230,7 +233,7 @@ def _contract(task: Task, reading: Reading) -> list[dict[str, Any]]:
         check_tool_permission(tool, ctx)
     except ToolPermissionDenied:
         return []
-    return [{"tool": action.tool, "target": action.target}]
+    return [{"tool": action.tool, "target": action.target, "replay_safe_by_key": tool.replay_safe_by_key}]
 
 
 def present(task: Task, reading: Reading) -> tuple[ResumeContext, dict[str, Any]]:
@@ -342,12 +345,13 @@ def open_review(task: Task, judged: Judged, *, turn: Turn | None) -> Card:
         lines.append(f"Interrupted call: {call.name} ({call.call_id}).")
     if resumption.receipt is not None:
         lines.append(f"What the target holds under that id: {resumption.to_json()['receipt']}.")
-    if verdict == Verdict.GOAL_CHANGED_REVIEW:
+    changed = resumption.details.get("changed")  # no receipt, and what changed meanwhile (agents/resume.py)
+    if Verdict.GOAL_CHANGED_REVIEW in (verdict, changed):
         lines.append(
             f"The work was planned for goal revision {task.basis.get('goal_revision')}; the goal is now revision "
             f"{task.goal_revision}: {task.brief[:300]}"
         )
-    if verdict == Verdict.CONFIG_CHANGED_REVIEW:
+    if Verdict.CONFIG_CHANGED_REVIEW in (verdict, changed):
         lines.append(f"Then: {_config_text(task.basis.get('config'))}. Now: {_config_text(judged.present['config'])}.")
     lines.append(CONFIRM_MEANS.get(verdict, "Confirm to let the agent go on, or adjust to tell it what to do."))
     return card_open(
@@ -394,9 +398,10 @@ CONFIRM_MEANS = {
 def apply(task: Task, judged: Judged, *, reason: str, turn: Turn | None) -> tuple[str, ToolResult | None]:
     """Carry out a verdict (task row locked; `turn` fenced when a runner checks its own turn).
 
-    Returns what follows — "go" when the work may go on now, "wait_jobs" when the settled call left it waiting
-    on a job, "review" when a card was opened, "awaiting_approval", "cancelled" or the verdict's name when it
-    stops — and the result the interrupted call was settled with, if it was.
+    Returns what follows — "go" when the work may go on now, "replay" when the interrupted call must run again
+    under its id first (the runner does it), "wait_jobs" when the settled call left it waiting on a job, "review"
+    when a card was opened, "awaiting_approval", "cancelled" or the verdict's name when it stops — and the result
+    the interrupted call was settled with, if it was.
     """
     verdict = judged.resumption.verdict
     record(task, judged, reason=reason, turn=turn)
@@ -420,6 +425,8 @@ def apply(task: Task, judged: Judged, *, reason: str, turn: Turn | None) -> tupl
     task.basis = judged.present  # the work goes on under the present goal and configuration
     Task.objects.filter(pk=task.pk).update(basis=task.basis)
     _close_harmless_leftovers(task)
+    if verdict == Verdict.ACTION_NOT_FOUND_REPLAY:
+        return "replay", result
     return ("wait_jobs" if result is not None and result.suspend else "go"), result
 
 
@@ -458,7 +465,10 @@ def task_resume_checked(*, access: Access, task_id: int) -> tuple[Task, dict[str
     judged = judge(task)
     outcome, _ = apply(task, judged, reason="resume", turn=None)
     entry = {**record_view(judged), "outcome": outcome}
-    if outcome == "go" and has_work:
+    if outcome == "replay":
+        # Only a runner runs a call: the new turn's first act judges again and runs it under its id.
+        turn_start(task=task, trigger="resume", resume_check="replay")
+    elif outcome == "go" and has_work:
         turn = turn_start(task=task, trigger="resume", resume_check=None)
         # The turn's log shows the check it started after, as a takeover's turn shows its own.
         turn.checkpoint = {**turn.checkpoint, "resume": {"reason": "resume", **entry}}

@@ -92,6 +92,10 @@ class Tool(ABC):
     paid: ClassVar[bool] = False
     # Its target records each call by operation id, so an interrupted call can be settled (`receipt` below).
     keeps_receipts: ClassVar[bool] = False
+    # Its replay contract (DESIGN §11): the receipt store is ours and nothing acts before its receipt is committed,
+    # so a lookup that finds nothing proves nothing happened, and an interrupted call runs again under the same id
+    # by itself — a worker crash alone never asks a person. Without it, no receipt is a person's question.
+    replay_safe_by_key: ClassVar[bool] = False
 
     @classmethod
     def outcome_can_be_unknown(cls) -> bool:

@@ -6,6 +6,7 @@ is decided by billing from recorded human approvals and the spend policy — nev
 The turn then suspends: no worker waits for the job; its completion decides whether the task wakes.
 """
 
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -17,7 +18,7 @@ from agents.models import ChecklistItem, ChecklistStatus, InboxMessage
 from agents.resume import Action, ReceiptLookupUnavailable
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from billing.exceptions import ConfirmationRequired
-from billing.models import order_fingerprint
+from billing.models import Order, OrderStatus, order_fingerprint
 from billing.selectors import budget_remaining, order_find, quote_approved_for, quote_open_for, spend_policy_get
 from billing.services.orders import order_place
 from billing.services.pricing import price_of
@@ -25,7 +26,7 @@ from billing.services.quotes import quote_create
 from lomote.kernel.exceptions import Conflict, DomainError, PaymentRequired
 from workspace.models import TERMINAL_JOB_STATUSES, GenerationJob, JobStatus, Role
 from workspace.selectors import artifact_get
-from workspace.services.jobs import job_submit
+from workspace.services.jobs import job_submission_recover, job_submission_recoverable, job_submit
 
 
 class GenerateArgs(ToolArgs):
@@ -65,6 +66,9 @@ class _Generate(Tool):
     required_role = Role.EDITOR
     paid = True
     keeps_receipts = True  # the job and the order, both under the call id
+    # The job row commits before any provider hears of it (job_submit), and the hold is no effect by itself: no
+    # job under the call id proves nothing was submitted, so the call runs again under that id (DESIGN §11).
+    replay_safe_by_key = True
 
     def params(self, args: GenerateArgs) -> dict:
         return {}
@@ -82,7 +86,7 @@ class _Generate(Tool):
         params = self.params(args)
         amount = price_of(self.operation, params)
         try:
-            self._authorise_and_hold(ctx, args, amount)
+            order = self._authorise_and_hold(ctx, args, amount)
         except ConfirmationRequired as exc:
             return self._needs_approval(ctx, args, amount, exc)
         except PaymentRequired as exc:
@@ -90,6 +94,18 @@ class _Generate(Tool):
         except Conflict as exc:
             # Billing already holds something else under this call's key: a person reviews it (DESIGN §11).
             return _receipt_conflict(ctx, exc)
+        if (
+            order.status != OrderStatus.HELD
+            and not GenerationJob.objects.filter(workspace_id=ctx.workspace_id, idempotency_key=ctx.call_id).exists()
+        ):
+            # A call run again long after its worker died: the money held for it came back by rule meanwhile
+            # (billing's orphaned holds). Nothing is made on money no longer held; the model decides anew.
+            raise ToolError(
+                "The money held for this step was given back while it was interrupted; nothing was made. "
+                "Call the tool again if the result is still needed.",
+                code="hold_released",
+                details={"order": order.pk, "status": order.status},
+            )
         job = job_submit(
             workspace_id=ctx.workspace_id,
             idempotency_key=ctx.call_id,
@@ -122,14 +138,21 @@ class _Generate(Tool):
         """The job submitted under the call's id; else, when only money was held under it, nothing was submitted
         (None) — unless that hold is for another request, which is a conflict for review."""
         job = GenerationJob.objects.filter(workspace_id=workspace_id, idempotency_key=operation_id).first()
-        if job is not None and job.status == JobStatus.SUBMITTING and not job.upstream_id:
-            # Sent to the provider, which never confirmed it: whether it runs there nobody can say yet (the
-            # jobs sweeper settles it as uncertain in time; then its receipt is that failed job).
+        if (
+            job is not None
+            and job.status == JobStatus.SUBMITTING
+            and not job.upstream_id
+            and not job_submission_recoverable(job)
+        ):
+            # Sent to a remote provider, which never confirmed it: whether it runs there nobody can say yet (the
+            # jobs sweeper settles it as uncertain in time; then its receipt is that failed job). One for our own
+            # workers is settled from our own records instead: the receipt is the job, its message queued again.
             raise ReceiptLookupUnavailable("the provider has not confirmed this job's submission")
         if job is not None:
             return Action(
                 tool=TOOL_BY_KIND.get(job.kind, job.kind),
-                target={"workspace": workspace_id, "artifact": job.artifact_id},
+                # The artifact the call asked a version of: a new artifact the job made is its result, not its target.
+                target={"workspace": workspace_id, "artifact": job.artifact_id if job.base_version else None},
                 params={"prompt": job.prompt, **job.params},
                 job=job.pk,
                 status=job.status,
@@ -157,10 +180,13 @@ class _Generate(Tool):
         }
         if job.status in TERMINAL_JOB_STATUSES:
             return ToolResult(content=content, job_submitted=True)
+        if job_submission_recoverable(job):
+            # Ours, left `submitting` by the dead worker: its message is queued again once this settlement commits.
+            transaction.on_commit(partial(job_submission_recover, job_id=job.pk))
         return ToolResult(content=content, job_submitted=True, suspend={"type": "jobs", "jobs": [job.pk]})
 
-    def _authorise_and_hold(self, ctx: ToolContext, args: GenerateArgs, amount: int) -> None:
-        """Hold the money and mark the item in progress under the fence, in one transaction."""
+    def _authorise_and_hold(self, ctx: ToolContext, args: GenerateArgs, amount: int) -> Order:
+        """Hold the money and mark the item in progress under the fence, in one transaction; the call's order."""
         with transaction.atomic():
             fence_task(ctx.turn_id, ctx.generation, ctx.task_id)
             self._check_plan_budget(ctx, args, amount)
@@ -168,7 +194,7 @@ class _Generate(Tool):
             quote = quote_approved_for(
                 workspace_id=ctx.workspace_id, task_id=ctx.task_id, operation=self.operation, amount=amount
             )
-            order_place(
+            order = order_place(
                 workspace_id=ctx.workspace_id,
                 idempotency_key=ctx.call_id,
                 operation=self.operation,
@@ -182,6 +208,7 @@ class _Generate(Tool):
                 ChecklistItem.objects.filter(
                     task_id=ctx.task_id, position=args.checklist_position, status=ChecklistStatus.PENDING
                 ).update(status=ChecklistStatus.IN_PROGRESS)
+        return order
 
     def _check_plan_budget(self, ctx: ToolContext, args: GenerateArgs, amount: int) -> None:
         """The person's request is the plan: when the plan's total passes the per-request threshold, a

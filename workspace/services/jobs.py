@@ -29,12 +29,18 @@ The contract other apps rely on (agents' generation tools, billing's subscriber)
         there is one (as a savepoint). Locks, in this order: the job, the target artifact (on success),
         the workspace row (event log); subscribers run after that, while all three are held.
 
+    job_submission_recoverable(job) -> bool / job_submission_recover(*, job_id) -> bool
+        A job left `submitting` with no upstream id (its process died between the row's commit and the message,
+        with a broker outside the job's database) on a provider we own — our own workers, at-least-once safe by
+        their contract (rerun-safe, or claimed before they act) — is not unknowable: its message is queued again
+        and the id stored. Only a remote upstream that never confirmed stays uncertain (DESIGN §11).
+
     jobs_poll_silent(now=None) -> GenerationSweep
         The sweeper (`manage.py generation_sweeper`, every 10 s): fails jobs stuck `submitting` past
-        LOMOTE_GENERATION_SUBMIT_TIMEOUT (`submission_uncertain`), polls jobs silent for
-        LOMOTE_GENERATION_SILENT_SECONDS (a lost callback) — and hands our own workers' silent rerun-safe
-        jobs out again when the process that took their message died (lomote/kernel/queue_revival.py) — and times
-        out jobs past their provider's max_duration. Several sweepers may run at once.
+        LOMOTE_GENERATION_SUBMIT_TIMEOUT (`submission_uncertain`; our own workers' are recovered instead), polls
+        jobs silent for LOMOTE_GENERATION_SILENT_SECONDS (a lost callback) — and hands our own workers' silent
+        rerun-safe jobs out again when the process that took their message died (lomote/kernel/queue_revival.py) —
+        and times out jobs past their provider's max_duration. Several sweepers may run at once.
 """
 
 import json
@@ -64,7 +70,7 @@ from workspace.models import (
     JobStatus,
 )
 from workspace.providers import registry
-from workspace.providers.base import Output, SubmissionRejected, WorkerProvider
+from workspace.providers.base import Output, SubmissionRejected, SubmissionUncertain, WorkerProvider
 from workspace.services.artifacts import artifact_create, artifact_version_add
 from workspace.services.events import event_append
 from workspace.transitions import job_is_forward, job_progress_after
@@ -175,6 +181,35 @@ def job_submit(
             _submission_failed(job, code="submission_uncertain", message="The provider returned no job id.")
     job.refresh_from_db()
     return job
+
+
+def job_submission_recoverable(job: GenerationJob) -> bool:
+    """Whether a job found `submitting` without an upstream id is ours to settle (module docstring): its provider
+    runs in our own workers, which tolerate a second message for one job."""
+    if job.status != JobStatus.SUBMITTING or job.upstream_id:
+        return False
+    try:
+        return isinstance(registry.provider_get(job.provider), WorkerProvider)
+    except DomainError:
+        return False
+
+
+def job_submission_recover(*, job_id: int) -> bool:
+    """Queue again the message of our own job left `submitting` (module docstring); return whether it was queued.
+
+    A second message for a job whose first did get queued is harmless: a rerun-safe worker renders again and its
+    late report moves nothing, any other worker finds the job claimed. Must run outside any transaction (in
+    django-q's sync mode the message runs at once, and its report needs the row committed)."""
+    job = GenerationJob.objects.filter(pk=job_id).first()
+    if job is None or not job_submission_recoverable(job):
+        return False
+    try:
+        upstream_id = registry.provider_get(job.provider).submit(job)
+    except SubmissionUncertain:
+        logger.warning("generation job %s: its message could not be queued again", job_id, exc_info=True)
+        return False
+    _upstream_id_store(job_id, upstream_id)
+    return True
 
 
 def _same_request(
@@ -439,10 +474,13 @@ class GenerationSweep:
     applied: list[int] = field(default_factory=list)
     timed_out: list[int] = field(default_factory=list)
     redelivered: list[int] = field(default_factory=list)
+    recovered: list[int] = field(default_factory=list)
     errors: list[int] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.uncertain or self.polled or self.timed_out or self.redelivered or self.errors)
+        return bool(
+            self.uncertain or self.polled or self.timed_out or self.redelivered or self.recovered or self.errors
+        )
 
 
 def jobs_poll_silent(now: datetime | None = None) -> GenerationSweep:
@@ -464,6 +502,9 @@ def _fail_uncertain(now: datetime, sweep: GenerationSweep) -> None:
     cutoff = now - timedelta(seconds=settings.LOMOTE_GENERATION_SUBMIT_TIMEOUT)
     stuck = GenerationJob.objects.filter(status=JobStatus.SUBMITTING, created_at__lt=cutoff).order_by("pk")
     for job_id in list(stuck.values_list("pk", flat=True)[:SWEEP_BATCH]):
+        if job_submission_recover(job_id=job_id):
+            sweep.recovered.append(job_id)  # ours: its message is queued again, nothing was uncertain
+            continue
         error = _error("submission_uncertain", "The submission was not confirmed in time; it will not be retried.")
         if job_event_apply(job_id=job_id, status=JobStatus.FAILED, error=error):
             sweep.uncertain.append(job_id)
