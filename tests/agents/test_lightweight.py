@@ -35,7 +35,6 @@ from agents.providers.scripted import MODEL_NAME, ScriptedPlanner
 from agents.runtime.loop import turn_run
 from agents.runtime.shortpath import SHORT_RULES, SHORT_TOOLS
 from agents.runtime.watchdog import watchdog_sweep
-from agents.services.card_actions import card_act
 from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus, SpendPolicy
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup
@@ -496,12 +495,12 @@ class Killed(BaseException):
 
 
 @pytest.mark.postgres
-def test_a_change_whose_worker_died_before_submitting_is_made_once_the_person_confirms_the_review(
+def test_a_change_whose_worker_died_before_submitting_is_made_without_asking_anyone(
     access, planner, settings, monkeypatch
 ):
     # given a quick result made, and a change whose worker dies once the money is held, before the job exists
     task, first = quick_cat(access, planner)
-    main_message_post(access=access, text="Make it fluffier", task_id=task.pk)
+    main_message_post(access=access, text="Make it  fluffier", task_id=task.pk)
     turn = Turn.objects.get(task=task, status=TurnStatus.QUEUED)
 
     def dies(**kwargs):
@@ -512,23 +511,19 @@ def test_a_change_whose_worker_died_before_submitting_is_made_once_the_person_co
         with pytest.raises(Killed):
             turn_run(turn_id=turn.pk, generation=turn.generation)
 
-    # when a new worker takes over, and the person confirms the review it opens
+    # when a new worker takes over: no job under the call's id proves nothing was submitted (DESIGN §11)
     later = timezone.now() + timedelta(seconds=settings.LOMOTE_LEASE_SECONDS + 1)
     assert watchdog_sweep(now=later).taken_over == [turn.pk]
-    assert turn_run(turn_id=turn.pk, generation=turn.generation + 1) == "resume_review"
-    task.refresh_from_db()
-    card = Card.objects.get(pk=task.waiting_for["card"])
-    assert card.payload["verdict"] == "action_not_found_review"
-    card_act(access=access, card_id=card.pk, action="confirm")
+    assert turn_run(turn_id=turn.pk, generation=turn.generation + 1) == "suspended"
     settle(access, task)
 
-    # then the change is made once, as the next version of the same artifact
+    # then the call ran again under its own id, and the change is made once, as the next version of the same artifact
+    assert not Card.objects.filter(task=task).exclude(kind=CardKind.RESULT).exists()
     [second] = GenerationJob.objects.filter(task_id=task.pk).exclude(pk=first.pk)
+    assert second.idempotency_key.startswith(f"{turn.pk}:")
     assert (second.artifact_id, second.base_version) == (first.artifact_id, 1)
     assert "fluffier" in second.prompt
     assert Artifact.objects.get(pk=first.artifact_id).versions.count() == 2
     assert wallet_reconcile(task.workspace_id)[0]
-    # and confirming the review was an answer to the runtime, not the person iterating: the task is still quick
     task.refresh_from_db()
     assert task.kind == TaskKind.LIGHTWEIGHT
-    assert InboxMessage.objects.filter(task=task, source="card").count() == 1

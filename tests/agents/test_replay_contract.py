@@ -21,6 +21,7 @@ from django_q.models import OrmQ
 from agents.models import Card, ChecklistItem, Task, TaskStatus, ToolCall, ToolCallStatus, Turn
 from agents.runtime.loop import turn_run
 from agents.runtime.watchdog import watchdog_sweep
+from agents.services.card_actions import card_act
 from agents.services.goals import goal_revise_by_person
 from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus
 from billing.services.policy import spend_policy_update
@@ -268,6 +269,15 @@ def test_a_goal_changed_while_the_worker_was_dead_still_asks(
     assert "art-deco" in card.body
     assert not GenerationJob.objects.filter(task_id=task.pk).exists() and len(model.requests) == 1
     assert Order.objects.get(task_id=task.pk).status == OrderStatus.HELD
+
+    # when the person confirms, the call is closed as not done, its hold released, its item open again
+    card_act(access=access, card_id=card.pk, action="confirm")
+    call = ToolCall.objects.get(turn=turn)
+    assert (call.status, call.error["code"]) == (ToolCallStatus.FAILED, "not_done")
+    assert Order.objects.get(task_id=task.pk).status == OrderStatus.RELEASED
+    assert ChecklistItem.objects.get(task=task, position=1).status == "pending"
+    assert not GenerationJob.objects.filter(task_id=task.pk).exists()  # nothing was replayed by itself
+    assert wallet_reconcile(workspace.pk)[0]
 
 
 def test_a_hold_released_meanwhile_is_not_spent_by_the_replay(

@@ -173,7 +173,7 @@ def test_a_receipt_for_another_request_is_a_conflict_for_review(
     assert upstream.submissions == 1
 
 
-def test_no_receipt_is_not_replayed_until_a_person_says_so(
+def test_no_receipt_runs_the_call_again_under_its_own_id_without_asking(
     posters, tools, script, access, upstream, settings, monkeypatch
 ):
     # given a dead worker whose call held money but whose job was never created
@@ -186,21 +186,51 @@ def test_no_receipt_is_not_replayed_until_a_person_says_so(
     model, turn, call = die_mid_call(posters, tools, script)
     monkeypatch.undo()
     assert (GenerationJob.objects.count(), Order.objects.get().status) == (0, OrderStatus.HELD)
-    assert ChecklistItem.objects.get(task=posters, position=1).status == "in_progress"
 
     # when a new worker takes over
-    assert take_over(settings, turn) == "resume_review"
-    posters.refresh_from_db()
-    card = Card.objects.get(pk=posters.waiting_for["card"])
-    assert card.payload["verdict"] == "action_not_found_review" and upstream.submissions == 0
+    assert take_over(settings, turn) == "suspended"
 
-    # when the person confirms, the hold is released, the item is open again and the agent may do it anew
-    card_act(access=access, card_id=card.pk, action="confirm")
+    # then no job under the call's id proved nothing was submitted (the job row commits before any provider hears
+    # of it): the call ran again under the same id, on the same hold, with no new inference and no card
+    assert verdicts(posters) == ["action_not_found_replay"] and not Card.objects.exists()
+    job = GenerationJob.objects.get()
+    assert (job.idempotency_key, upstream.submissions, len(model.requests)) == (call.call_id, 1, 1)
+    assert (Order.objects.count(), LedgerEntry.objects.filter(kind=LedgerKind.HOLD).count()) == (1, 1)
     call.refresh_from_db()
-    assert (call.status, call.error["code"]) == (ToolCallStatus.FAILED, "not_done")
-    assert Order.objects.get().status == OrderStatus.RELEASED
-    assert ChecklistItem.objects.get(task=posters, position=1).status == "pending"
-    assert upstream.submissions == 0  # nothing was replayed by itself
+    assert call.status == ToolCallStatus.DONE and call.result["job"] == job.pk
+    posters.refresh_from_db()
+    assert posters.waiting_for == {"type": "jobs", "jobs": [job.pk]}
+
+
+def test_a_call_an_ended_turn_left_without_receipt_runs_again_when_the_person_resumes(
+    posters, tools, script, access, upstream, monkeypatch
+):
+    # given a paused task whose ended turn left a paid call started, money held and no job under its id
+    import agents.tools.generation as generation
+
+    def dies(**kwargs):
+        raise Killed()
+
+    monkeypatch.setattr(generation, "job_submit", dies)
+    model, turn, call = die_mid_call(posters, tools, script)
+    monkeypatch.undo()
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.STOPPED)
+    task_pause(access=access, task_id=posters.pk)
+
+    # when the person resumes: the verdict is a replay, which only a runner does
+    _, verdict = task_resume_checked(access=access, task_id=posters.pk)
+    assert (verdict["verdict"], verdict["outcome"]) == ("action_not_found_replay", "replay")
+    nxt = Turn.objects.get(task=posters, status=TurnStatus.QUEUED)
+    assert turn_run(turn_id=nxt.pk, generation=nxt.generation) == "suspended"
+
+    # then the new turn ran the old call under its own id before planning anything, and waits on its job
+    job = GenerationJob.objects.get()
+    call.refresh_from_db()
+    assert (job.idempotency_key, call.status, call.result["job"]) == (call.call_id, ToolCallStatus.DONE, job.pk)
+    assert (upstream.submissions, len(model.requests), Order.objects.count()) == (1, 1, 1)
+    assert not Card.objects.exists()
+    posters.refresh_from_db()
+    assert posters.waiting_for == {"type": "jobs", "jobs": [job.pk]}
 
 
 def test_a_goal_changed_during_a_pause_is_reviewed_and_its_old_approval_not_reused(
