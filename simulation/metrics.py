@@ -8,7 +8,8 @@ Per workspace (a scenario runs in a workspace of its own), from `since` on:
   artifact version they build on) beyond the first that did not fail — a retry after a failure is not a duplicate,
   a second paid job for inputs already being made or made is;
 - **unnecessary confirmations**: cards that asked a person although no rule required it, judged with the policy
-  and the task's autonomy as they stood when the card opened (`card_necessity` says which rule asked);
+  and the task's autonomy as they stood when the card opened (`card_necessity` says which rule asked); a resumed
+  task's review the replay contract would have settled (DESIGN §11: a worker crash alone) counts too;
 - **misrouted follow-ups**: messages the scenario meant for an existing task that went elsewhere (the scenario
   states the intent; the stored route and task say what happened);
 - **split copies**: a new artifact where a new version was meant — a checklist item whose deliverable ended up as
@@ -27,16 +28,18 @@ from typing import Any
 
 from django.db.models import Sum
 
-from agents.models import Autonomy, Card, CardKind, ChecklistItem, MainMessage, Route, Step, Turn
+from agents.models import Autonomy, Card, CardKind, ChecklistItem, MainMessage, Route, Step, ToolCall, Turn
+from agents.resume import Verdict
 from agents.services.metrics import stalls_list
+from agents.tools.registry import tool_get
 from billing.models import Order, OrderStatus, SpendPolicy
 from workspace.models import Event, GenerationJob, JobStatus
+from workspace.providers.registry import provider_is_ours
 
-# Cards a rule always requires: irreversible operations, a resumed task's review, a Flow run's spending.
+# Cards a rule always requires: irreversible operations.
 ALWAYS_REQUIRED = {
     "artifact_delete": "irreversible",
     "memory_forget": "irreversible",
-    "resume_review": "resume_review",
 }
 # Reasons billing gives for asking that hold whatever the amount: an approved budget ran out, an API request.
 UNCONDITIONAL_BILLING_REASONS = {"budget", "api_request"}
@@ -208,6 +211,8 @@ def card_necessity(card: Card, timeline: _Timeline, items: dict[int, ChecklistIt
     source = payload.get("source", "")
     if source in ALWAYS_REQUIRED:
         return ALWAYS_REQUIRED[source]
+    if source == "resume_review":
+        return _resume_rule(card)
     if source == "router" or card.kind == CardKind.CLARIFY:
         return "routing_ambiguity"  # the Router could not tell which task was meant; routing metrics judge it
     autonomy = timeline.autonomy_at(card.task_id, card.created_at)
@@ -229,6 +234,23 @@ def card_necessity(card: Card, timeline: _Timeline, items: dict[int, ChecklistIt
     if autonomy == Autonomy.ASK:
         return "autonomy_ask"
     return None
+
+
+def _resume_rule(card: Card) -> str | None:
+    """A resumed task's review is required unless the replay contract would have settled it (DESIGN §11): no receipt
+    of a call whose receipts are ours, with nothing changed meanwhile (it runs again under its id), or a submission
+    left unconfirmed on a provider we own (our own records settle it). A worker crash alone asks nobody."""
+    payload = card.payload or {}
+    call = ToolCall.objects.filter(turn__task_id=card.task_id, call_id=payload.get("call")).only("name").first()
+    tool = tool_get(call.name) if call is not None else None
+    verdict = payload.get("verdict")
+    if verdict == Verdict.ACTION_NOT_FOUND_REVIEW and tool is not None and tool.replay_safe_by_key:
+        return "resume_review" if payload.get("changed") else None
+    if verdict == Verdict.ACTION_STILL_UNKNOWN and tool is not None and tool.keeps_receipts:
+        job = GenerationJob.objects.filter(workspace_id=card.workspace_id, idempotency_key=call.call_id).first()
+        if job is not None and provider_is_ours(job.provider):
+            return None
+    return "resume_review"
 
 
 def _billing_rule(payload: dict, policy: dict) -> str | None:

@@ -364,6 +364,8 @@ def open_review(task: Task, judged: Judged, *, turn: Turn | None) -> Card:
             "verdict": verdict.value,
             "call": call.call_id if call is not None else None,
             "receipt": resumption.to_json().get("receipt"),
+            # What changed meanwhile when nothing was found (a goal, a configuration): why a person is asked.
+            "changed": resumption.details.get("changed"),
         },
         turn=turn,
     )

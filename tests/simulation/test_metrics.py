@@ -13,8 +13,19 @@ from django.utils import timezone
 
 from agents.locks import task_qs_for_update
 from agents.main.messages import main_message_post
-from agents.models import Autonomy, ChecklistItem, ChecklistStatus, Route, TaskStatus
-from agents.services.cards import card_open_for_wait
+from agents.models import (
+    Autonomy,
+    CardKind,
+    ChecklistItem,
+    ChecklistStatus,
+    Route,
+    Step,
+    TaskStatus,
+    ToolCall,
+    Turn,
+    TurnStatus,
+)
+from agents.services.cards import card_open, card_open_for_wait
 from agents.services.memory_forget import memory_forget_ask
 from agents.services.task_settings import task_settings_update
 from agents.services.task_status import task_status_set
@@ -177,6 +188,50 @@ def test_irreversible_operations_always_need_their_card(workspace, owner):
     # then its confirmation is required by rule
     metrics = measured(workspace)
     assert (metrics.confirmations, metrics.unnecessary_confirmations) == (1, 0)
+
+
+def _resume_review(task, *, verdict, tool="generate_image", job_provider=None, changed=None):
+    """A resumed task's review card about an interrupted call of `tool` (and its job, on `job_provider`)."""
+    number = Turn.objects.filter(task=task).count() + 1
+    turn = Turn.objects.create(task=task, number=number, trigger="test", status=TurnStatus.STOPPED)
+    step = Step.objects.create(turn=turn, index=1, number=turn.number, generation=1, text="", decision={})
+    call_id = f"{turn.pk}:1:1"
+    ToolCall.objects.create(turn=turn, step=step, index=1, call_id=call_id, name=tool, input={"prompt": "a poster"})
+    if job_provider is not None:
+        GenerationJob.objects.create(
+            workspace_id=task.workspace_id,
+            kind="image",
+            provider=job_provider,
+            prompt="a poster",
+            idempotency_key=call_id,
+        )
+    payload = {"source": "resume_review", "verdict": verdict, "call": call_id, "changed": changed}
+    with transaction.atomic():
+        locked = task_qs_for_update().get(pk=task.pk)
+        return card_open(locked, kind=CardKind.CONFIRM, title="Review", payload=payload, turn=turn)
+
+
+def test_a_resume_review_the_replay_contract_would_have_settled_is_unnecessary(workspace, posters):
+    # when a worker crash alone opened reviews: a generation call with no receipt (its receipts are ours), and a
+    # submission left unconfirmed on our own renderer
+    _resume_review(posters, verdict="action_not_found_review")
+    _resume_review(posters, verdict="action_still_unknown", job_provider="procedural")
+    # then both asked although nothing required it
+    metrics = measured(workspace)
+    assert (metrics.confirmations, metrics.unnecessary_confirmations) == (2, 2)
+
+
+def test_a_resume_review_only_a_person_can_settle_is_required(workspace, posters):
+    # when reviews asked what only a person can settle: no receipt but the goal changed meanwhile, a remote provider
+    # that never confirmed, a receipt for another request, a call of a tool that keeps no receipts
+    _resume_review(posters, verdict="action_not_found_review", changed="goal_changed_review")
+    _resume_review(posters, verdict="action_still_unknown", job_provider="a_remote_upstream")
+    _resume_review(posters, verdict="action_receipt_conflict", job_provider="procedural")
+    _resume_review(posters, verdict="action_still_unknown", tool="write_document")
+    _resume_review(posters, verdict="goal_changed_review")
+    # then none is counted
+    metrics = measured(workspace)
+    assert (metrics.confirmations, metrics.unnecessary_confirmations) == (5, 0)
 
 
 # --- routing ----------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from lomote.kernel.exceptions import InvalidInput
 from lomote.kernel.registry import Registry
-from workspace.providers.base import GenerationProvider
+from workspace.providers.base import GenerationProvider, WorkerProvider
 from workspace.providers.procedural import ProceduralProvider
 
 Factory = Callable[[], GenerationProvider]
@@ -42,6 +42,15 @@ def provider_get(name: str) -> GenerationProvider:
             details={"provider": name, "known": provider_names()},
         )
     return factory()
+
+
+def provider_is_ours(name: str) -> bool:
+    """Whether the provider runs in our own workers (a WorkerProvider): its submission is a message on our own
+    broker, and a second message for one job is harmless — so a submission of it is never unknowable."""
+    try:
+        return isinstance(provider_get(name), WorkerProvider)
+    except InvalidInput:
+        return False
 
 
 @contextmanager

@@ -186,12 +186,7 @@ def job_submit(
 def job_submission_recoverable(job: GenerationJob) -> bool:
     """Whether a job found `submitting` without an upstream id is ours to settle (module docstring): its provider
     runs in our own workers, which tolerate a second message for one job."""
-    if job.status != JobStatus.SUBMITTING or job.upstream_id:
-        return False
-    try:
-        return isinstance(registry.provider_get(job.provider), WorkerProvider)
-    except DomainError:
-        return False
+    return job.status == JobStatus.SUBMITTING and not job.upstream_id and registry.provider_is_ours(job.provider)
 
 
 def job_submission_recover(*, job_id: int) -> bool:
