@@ -6,14 +6,17 @@ a database outage between the two used to leave a `submitting` job that the swee
 rare `generation_failed`).
 """
 
+from datetime import timedelta
+
 import pytest
 from django.db import OperationalError, connection
+from django.utils import timezone
 from django_q.models import OrmQ
 from django_q.signing import SignedPackage
 
 from workspace.models import Event, GenerationJob
 from workspace.providers import base
-from workspace.services.jobs import job_submit
+from workspace.services.jobs import job_submit, jobs_poll_silent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -107,3 +110,53 @@ def test_in_sync_mode_the_work_runs_after_the_row_has_committed(workspace, monke
     assert in_transaction == [False]
     assert job.status == "succeeded" and job.artifact_version is not None
     assert not OrmQ.objects.exists()
+
+
+class Killed(BaseException):
+    """The submitting process died here."""
+
+
+def test_a_job_of_ours_left_submitting_is_queued_again_not_failed_as_uncertain(workspace, monkeypatch, settings):
+    # given a broker outside the job's database, and a process that died between the row's commit and its message
+    monkeypatch.setattr(base, "_broker_in_database_of", lambda model: False)
+
+    def dies(*args, **kwargs):
+        raise Killed()
+
+    with monkeypatch.context() as patched:
+        patched.setattr(base, "async_task", dies)
+        with pytest.raises(Killed):
+            submit(workspace)
+    job = GenerationJob.objects.get()
+    assert (job.status, job.upstream_id, OrmQ.objects.count()) == ("submitting", "", 0)
+
+    # when the sweeper finds it stuck past the submission timeout, twice
+    later = timezone.now() + timedelta(seconds=settings.LOMOTE_GENERATION_SUBMIT_TIMEOUT + 1)
+    first, second = jobs_poll_silent(now=later), jobs_poll_silent(now=later)
+
+    # then it is ours, so nothing was uncertain: its message was queued again once, and the job goes on
+    assert (first.recovered, first.uncertain, second.recovered, second.uncertain) == ([job.pk], [], [], [])
+    job.refresh_from_db()
+    assert job.status == "submitted" and job.upstream_id
+    task = SignedPackage.loads(OrmQ.objects.get().payload)
+    assert (task["id"], task["name"]) == (job.upstream_id, f"generation-{job.pk}")
+
+
+def test_a_remote_job_left_submitting_is_still_failed_as_uncertain(workspace, settings):
+    from workspace.providers import registry
+    from workspace.providers.simulated import SimulatedUpstream
+
+    # given a job a remote upstream never confirmed (its row committed, no id stored)
+    with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)) as upstream:
+        job = GenerationJob.objects.create(
+            workspace=workspace, kind="image", provider="simulated", prompt="a poster", idempotency_key="9:1:1"
+        )
+
+        # when the sweeper finds it stuck
+        later = timezone.now() + timedelta(seconds=settings.LOMOTE_GENERATION_SUBMIT_TIMEOUT + 1)
+        sweep = jobs_poll_silent(now=later)
+
+    # then it is failed as uncertain and never submitted again
+    assert (sweep.uncertain, sweep.recovered, upstream.submissions) == ([job.pk], [], 0)
+    job.refresh_from_db()
+    assert (job.status, job.error["code"]) == ("failed", "submission_uncertain")
