@@ -179,7 +179,7 @@ class GoalReviseIn(StrictSerializer):
 class ResumeVerdictOut(serializers.Serializer):
     """What judging a resume found (agents/resume.py): the verdict and what it did."""
 
-    verdict = serializers.CharField(help_text="e.g. next_step_proposed, action_not_found_review, goal_changed_review.")
+    verdict = serializers.CharField(help_text="e.g. next_step_proposed, action_not_found_replay, goal_changed_review.")
     message = serializers.CharField()
     pendingAction = serializers.CharField(allow_null=True, help_text="The operation id still pending, if any.")
     completed = serializers.ListField(child=serializers.CharField(), help_text="Completed operation ids.")

@@ -55,7 +55,8 @@ const VERDICTS = {
   pending_contract_denied: "The interrupted step is outside what this task may do now, so nothing was looked up.",
   resume_step_limit: "It reached its step limit and cannot take another step.",
   action_still_unknown: "The outcome of an interrupted step cannot be checked yet. Its credits stay held and nothing new is planned until it is known.",
-  action_not_found_review: "An interrupted step left no trace of having run. It is not run again by itself: you decide.",
+  action_not_found_review: "An interrupted step left no trace of having run, but it cannot simply run again (its goal or settings changed, or it may not run by itself). You decide.",
+  action_not_found_replay: "An interrupted step left no trace of having run, so it ran again by itself, under the same id and on the same credits.",
   action_receipt_conflict: "Something different is recorded under the interrupted step's id. It stays pending until you review it.",
   goal_changed_review: "Its goal changed while it was interrupted, so you review the work before it goes on.",
   config_changed_review: "The model or the spending rules changed while it was interrupted, so you review before it goes on.",
@@ -67,6 +68,7 @@ const VERDICTS = {
 };
 const OUTCOMES = {
   go: "It went on.",
+  replay: "It ran the interrupted step again, then went on.",
   wait_jobs: "It waits for the generation it had started.",
   review: "It waits for your review on a card.",
   awaiting_approval: "It waits for a spending approval.",
