@@ -4,8 +4,9 @@
         `fp` is a readable, seekable binary file of `size` bytes. Recognised: PNG, JPEG, WebP and GIF images
         (opened and fully decoded by Pillow), MP4 and MOV (ISO base media: a well-formed box sequence starting
         with `ftyp`, a `moov` holding a video track), WebM (an EBML header whose DocType is `webm`, then a
-        Segment), glTF 2 (binary `.glb` with its JSON chunk, or `.gltf` JSON with `asset.version`) and UTF-8
-        text (a document). Anything else raises Unrecognised; a recognised kind over its bound raises
+        Segment), glTF 2 (binary `.glb` with its JSON chunk, or `.gltf` JSON with `asset.version`; every `uri`
+        in it a `data:` URI, so that showing the model fetches nothing from anywhere) and UTF-8 text (a
+        document). Anything else raises Unrecognised; a recognised kind over its bound raises
         TooBig (text over `max_text_bytes`, an image over `max_pixels`).
 
     declared_kinds(name, content_type) -> [(kind, what claims it)]
@@ -154,6 +155,30 @@ def sniff(fp: BinaryIO, *, size: int, max_text_bytes: int, max_pixels: int) -> S
     return _text(fp, size, max_text_bytes)
 
 
+def _too_many_pixels(width: int, height: int, max_pixels: int) -> TooBig:
+    return TooBig(
+        f"The image is {width}×{height} pixels ({width * height:,} pixels); at most {max_pixels:,} pixels are taken.",
+        kind=IMAGE,
+        details={"width": width, "height": height, "pixels": width * height, "max_pixels": max_pixels},
+    )
+
+
+def _announced_size(fp: BinaryIO) -> tuple[int, int] | None:
+    """The size an image's header announces, read by Pillow's format reader without Image.open's own guard against
+    decompression bombs — which refuses such a file before saying how large it claims to be."""
+    fp.seek(0)
+    prefix = fp.read(16)
+    for image_format in PILLOW_FORMATS:
+        factory, accept = Image.OPEN.get(image_format, (None, None))
+        if factory is not None and (accept is None or accept(prefix)):
+            fp.seek(0)
+            try:
+                return factory(fp, None).size
+            except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, struct.error):
+                return None
+    return None
+
+
 def _image(fp: BinaryIO, max_pixels: int) -> Sniffed:
     fp.seek(0)
     try:
@@ -163,11 +188,7 @@ def _image(fp: BinaryIO, max_pixels: int) -> Sniffed:
                 raise Unrecognised(f"A {image_format or 'unknown'} image is not taken here.", found=image_format)
             width, height = image.size
             if width * height > max_pixels:
-                raise TooBig(
-                    f"The image is {width}×{height} pixels; at most {max_pixels:,} pixels are taken.",
-                    kind=IMAGE,
-                    details={"width": width, "height": height, "max_pixels": max_pixels},
-                )
+                raise _too_many_pixels(width, height, max_pixels)
             frames = int(getattr(image, "n_frames", 1) or 1)
             mode = image.mode
             image.verify()
@@ -177,6 +198,14 @@ def _image(fp: BinaryIO, max_pixels: int) -> Sniffed:
             image.load()
     except (TooBig, Unrecognised):
         raise
+    except Image.DecompressionBombError:
+        # Over Pillow's own bound (twice Image.MAX_IMAGE_PIXELS): a file small on disk announcing a huge image.
+        size = _announced_size(fp)
+        if size is not None and size[0] * size[1] > max_pixels:
+            raise _too_many_pixels(*size, max_pixels) from None
+        raise Unrecognised(
+            "The image announces more pixels than any image taken here.", found="too_many_pixels"
+        ) from None
     except (
         UnidentifiedImageError,
         OSError,
@@ -184,7 +213,6 @@ def _image(fp: BinaryIO, max_pixels: int) -> Sniffed:
         ValueError,
         EOFError,
         struct.error,
-        Image.DecompressionBombError,
     ):
         raise Unrecognised(
             "It starts like an image, but Pillow cannot read it: the file is damaged or truncated."
@@ -355,12 +383,38 @@ def _webm(fp: BinaryIO, size: int) -> Sniffed:
 # --- glTF -----------------------------------------------------------------------------------------------------
 
 
+def _external_uris(document: Any) -> list[str]:
+    """Every `uri` in the glTF JSON that is not a `data:` URI — a buffer's, an image's or an extension's: each
+    would be fetched from wherever it names by whoever opens the model. A GLB's own buffer has no uri."""
+    found, pending = [], [document]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            uri = node.get("uri")
+            if uri is not None and not (isinstance(uri, str) and uri.lstrip()[:5].lower() == "data:"):
+                found.append(uri if isinstance(uri, str) else repr(uri))
+            pending.extend(value for value in node.values() if isinstance(value, dict | list))
+        elif isinstance(node, list):
+            pending.extend(value for value in node if isinstance(value, dict | list))
+    return found
+
+
 def _gltf_meta(document: Any) -> dict[str, Any]:
-    """The glTF JSON's description, or Unrecognised when it is not glTF 2 (`asset.version` "2.x")."""
+    """The glTF JSON's description, or Unrecognised when it is not glTF 2 (`asset.version` "2.x") or refers to
+    files outside itself."""
     asset = document.get("asset") if isinstance(document, dict) else None
     version = asset.get("version") if isinstance(asset, dict) else None
     if not isinstance(version, str) or not version.startswith("2."):
         raise Unrecognised("A glTF file needs an asset.version of 2.x.", found="gltf")
+    external = _external_uris(document)
+    if external:
+        shown = external[0] if len(external[0]) <= 80 else f"{external[0][:77]}..."
+        raise Unrecognised(
+            f"The glTF model refers to {len(external)} file(s) outside itself (such as {shown!r}); only buffers "
+            "and images embedded in it (data: URIs, or a .glb's own binary chunk) are taken. Export it as a "
+            "single .glb, or with embedded resources.",
+            found="external_uri",
+        )
     meta: dict[str, Any] = {"gltf_version": version}
     if isinstance(asset.get("generator"), str):
         meta["generator"] = asset["generator"][:200]

@@ -8,6 +8,7 @@ files carry a real asset description. They are what the sniffer must recognise, 
 import io
 import json
 import struct
+import zlib
 
 from PIL import Image
 
@@ -25,6 +26,18 @@ def image_bytes(fmt: str = "PNG", size: tuple[int, int] = (32, 24), colour=(200,
 
 def png_bytes(**kwargs) -> bytes:
     return image_bytes("PNG", **kwargs)
+
+
+def _png_chunk(kind: bytes, payload: bytes) -> bytes:
+    return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+
+def png_bomb_bytes(width: int, height: int) -> bytes:
+    """A PNG of a few hundred bytes whose header announces width × height RGB pixels (one deflated row of them):
+    decoding it whole would take width × height × 3 bytes."""
+    row = zlib.compress(b"\0" * (1 + 3 * width), 9)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header) + _png_chunk(b"IDAT", row) + _png_chunk(b"IEND", b"")
 
 
 def _box(kind: bytes, payload: bytes) -> bytes:

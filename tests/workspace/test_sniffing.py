@@ -85,6 +85,36 @@ def test_json_is_a_document_unless_it_describes_a_gltf_asset():
     assert refused(media.gltf_text({"asset": {"version": "1.0"}})).found == "gltf"
 
 
+def test_it_refuses_a_gltf_whose_buffers_or_images_name_uris_outside_the_file():
+    # given glTF documents whose resources live elsewhere: on a server, beside the file, in an extension
+    embedded = "data:application/octet-stream;base64,AAAA"
+    documents = [
+        {"buffers": [{"uri": "http://169.254.169.254/latest/meta-data", "byteLength": 4}]},
+        {"images": [{"uri": "https://tracker.example/pixel.png"}]},
+        {"buffers": [{"uri": "mesh.bin", "byteLength": 4}]},
+        {"buffers": [{"uri": embedded, "byteLength": 4}], "extensions": {"X_sound": {"clips": [{"uri": "//x/a"}]}}},
+        {"images": [{"uri": ["not", "a", "string"]}]},
+    ]
+    for extra in documents:
+        document = {**media.GLTF_DOCUMENT, **extra}
+        # then each is refused as a .gltf and as a .glb, naming what it refers to
+        for content in (media.gltf_text(document), media.glb_bytes(document)):
+            assert refused(content).found == "external_uri"
+    assert "outside itself" in refused(media.gltf_text({**media.GLTF_DOCUMENT, **documents[0]})).message
+
+    # while embedded data: URIs (any case) and a GLB's own buffer (no uri) are taken
+    inline = {**media.GLTF_DOCUMENT, "buffers": [{"uri": embedded, "byteLength": 4}], "images": [{"uri": "DATA:,x"}]}
+    assert sniffed(media.gltf_text(inline)).kind == MODEL_3D
+    assert sniffed(media.glb_bytes({**media.GLTF_DOCUMENT, "buffers": [{"byteLength": 4}]})).kind == MODEL_3D
+
+
+def test_the_procedural_generators_gltf_passes_its_own_check():
+    from workspace.providers.procedural import build_gltf, style_for
+
+    content = json.dumps(build_gltf(style_for("a lighthouse on a rock"))).encode()
+    assert sniffed(content).kind == MODEL_3D
+
+
 def test_text_is_utf8_without_binary_controls():
     found = sniffed("Affiches rétro ☕\r\n\tcolonnes\f".encode())
     assert (found.kind, found.text) == (DOCUMENT, "Affiches rétro ☕\r\n\tcolonnes\f")
@@ -105,7 +135,7 @@ def test_images_are_decoded_and_bounded_by_pixels():
     assert sniffed(media.image_bytes("GIF", frames=4)).meta["frames"] == 4
     with pytest.raises(TooBig) as caught:
         sniffed(media.png_bytes(size=(200, 100)), max_pixels=19_999)
-    assert caught.value.details == {"width": 200, "height": 100, "max_pixels": 19_999}
+    assert caught.value.details == {"width": 200, "height": 100, "pixels": 20_000, "max_pixels": 19_999}
     jpeg = media.image_bytes("JPEG", size=(64, 64))
     assert "damaged or truncated" in refused(jpeg[: len(jpeg) // 2]).message
     bmp = io.BytesIO()
@@ -113,6 +143,23 @@ def test_images_are_decoded_and_bounded_by_pixels():
 
     Image.new("RGB", (4, 4)).save(bmp, format="BMP")
     assert refused(bmp.getvalue()).found == "unknown"  # a BMP is none of the kinds taken
+
+
+def test_a_decompression_bomb_is_too_many_pixels_not_a_damaged_file():
+    # given PNG and GIF headers announcing 20000×20000 pixels, past Pillow's own guard, in a few hundred bytes
+    gif = bytearray(media.image_bytes("GIF", size=(8, 8)))
+    gif[6:10] = struct.pack("<HH", 20_000, 20_000)  # the logical screen
+    for content in (media.png_bomb_bytes(20_000, 20_000), bytes(gif)):
+        # then the sniffer says how many pixels it announces and how many are taken
+        with pytest.raises(TooBig) as caught:
+            sniffed(content, max_pixels=40_000_000)
+        assert caught.value.details == {
+            "width": 20_000,
+            "height": 20_000,
+            "pixels": 400_000_000,
+            "max_pixels": 40_000_000,
+        }
+        assert "400,000,000 pixels" in caught.value.message
 
 
 @pytest.mark.parametrize(

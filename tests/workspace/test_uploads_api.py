@@ -261,6 +261,47 @@ def test_an_image_with_too_many_pixels_is_413(workspace, bob, client_for, settin
     assert (error["details"]["width"], error["details"]["max_pixels"]) == (100, 1000)
 
 
+def test_a_gltf_naming_a_uri_outside_itself_is_refused_and_stores_nothing(workspace, bob, client_for, media_root):
+    # given a .gltf whose buffer and image would be fetched from other servers by everyone who opens it
+    document = {
+        **media.GLTF_DOCUMENT,
+        "buffers": [{"uri": "http://169.254.169.254/latest/meta-data/mesh.bin", "byteLength": 12}],
+        "images": [{"uri": "https://tracker.example/pixel.png"}],
+    }
+    before = stored(workspace)
+
+    # when it is uploaded as a new artifact, and as the next version of an existing 3D model
+    response = post_file(client_for(bob), upload_url(workspace), "scene.gltf", media.gltf_text(document))
+    model = post_file(client_for(bob), upload_url(workspace), "cube.glb", media.glb_bytes()).json()
+    after_model = stored(workspace)
+    version = post_file(
+        client_for(bob), version_url(workspace, model["id"]), "v2.glb", media.glb_bytes(document), base_version=1
+    )
+
+    # then both are refused, saying why, and nothing was stored for them
+    error = assert_error(response, 400, "unsupported_type")
+    assert error["details"]["found"] == "external_uri" and "data: URIs" in error["message"]
+    assert assert_error(version, 400, "unsupported_type")["details"]["found"] == "external_uri"
+    assert before["artifacts"] + 1 == after_model["artifacts"] and stored(workspace) == after_model
+    assert len(files_under(media_root)) == 1
+
+
+def test_a_decompression_bomb_image_is_refused_for_its_pixels(workspace, bob, client_for, settings):
+    # given a tiny PNG whose header announces 20000×20000 pixels — past even Pillow's own bomb guard
+    settings.LOMOTE_UPLOAD_MAX_PIXELS = 40_000_000
+    before = stored(workspace)
+
+    # when it is uploaded
+    response = post_file(client_for(bob), upload_url(workspace), "bomb.png", media.png_bomb_bytes(20_000, 20_000))
+
+    # then it is refused as too many pixels (not as a damaged file), naming the count and the limit
+    error = assert_error(response, 413, "too_large")
+    assert (error["details"]["width"], error["details"]["height"]) == (20_000, 20_000)
+    assert error["details"]["pixels"] == 400_000_000 and error["details"]["max_pixels"] == 40_000_000
+    assert "400,000,000 pixels" in error["message"] and "40,000,000" in error["message"]
+    assert stored(workspace) == before
+
+
 def test_a_body_over_every_limit_is_cut_off_while_it_is_read(workspace, bob, client_for, settings, media_root):
     # given every kind takes at most 1000 bytes
     settings.LOMOTE_UPLOAD_MAX_BYTES = dict.fromkeys(LIMITS, 1000)

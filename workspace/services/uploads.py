@@ -9,9 +9,11 @@
         otherwise, like every artifact write).
     upload_check(file) -> CheckedUpload
         What both run first, before any write: 413 `too_large` over the kind's limit
-        (settings.LOMOTE_UPLOAD_MAX_BYTES, or LOMOTE_UPLOAD_MAX_PIXELS for an image); 400 `unsupported_type`
-        when the content is none of the kinds above (or damaged); 400 `type_mismatch` when the file's name or
-        declared type says one kind and the content is another (a PNG named .mp4). Nothing is stored then.
+        (settings.LOMOTE_UPLOAD_MAX_BYTES, or LOMOTE_UPLOAD_MAX_PIXELS for an image, however small the file
+        announcing them); 400 `unsupported_type` when the content is none of the kinds above, is damaged, or
+        is a glTF naming a file outside itself (details.found `external_uri`: only data: URIs are taken);
+        400 `type_mismatch` when the file's name or declared type says one kind and the content is another (a
+        PNG named .mp4). Nothing is stored then.
     upload_request_limit() -> int
         The largest file any kind takes: a request announcing or sending more is refused while it is read.
 
