@@ -1,3 +1,6 @@
+import secrets
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpResponse, JsonResponse
@@ -8,12 +11,50 @@ from django.views.decorators.http import require_GET
 from lomote.kernel.exceptions import error_body
 
 
+def studio_content_security_policy(request, nonce: str) -> str:
+    """What the studio page may load: its own origin's scripts (the inline import map by its nonce), styles,
+    images, media and API; its WebSocket on the same host; images also from blob: and data: (the model thumbnails
+    it draws). data: and blob: are allowed to connect because three.js fetches a glTF's embedded buffers and
+    images through them — URLs that carry their content and reach no server. Nothing from another origin."""
+    websocket = f"{'wss' if request.is_secure() else 'ws'}://{request.get_host()}"
+    return "; ".join(
+        (
+            "default-src 'self'",
+            f"script-src 'self' 'nonce-{nonce}'",
+            "style-src 'self'",
+            "img-src 'self' blob: data:",
+            f"connect-src 'self' {websocket} data: blob:",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        )
+    )
+
+
 @login_required
 def studio(request):
     from workspace.selectors import workspace_list
 
     workspaces = workspace_list(principal=request.user).order_by("id")
-    return render(request, "studio.html", {"workspaces": workspaces})
+    nonce = secrets.token_urlsafe(18)  # a new one per response: an injected script cannot know it
+    response = render(request, "studio.html", {"workspaces": workspaces, "csp_nonce": nonce})
+    response["Content-Security-Policy"] = studio_content_security_policy(request, nonce)
+    return response
+
+
+def login_locked_out(request, original_response=None, credentials=None):
+    """What a login form answers while its username or address is locked out (django-axes, lomote/settings.py):
+    429, saying why and for how long, with a Retry-After header."""
+    minutes = max(1, round(settings.AXES_COOLOFF_TIME.total_seconds() / 60))
+    message = (
+        f"Too many failed logins for this username or from this address. Logging in is paused for {minutes} "
+        f"minute{'s' if minutes != 1 else ''}; each further attempt starts the pause again. "
+        "If you have forgotten your password, ask the workspace owner or an administrator."
+    )
+    response = render(request, "registration/locked_out.html", {"message": message}, status=429)
+    response["Retry-After"] = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))
+    return response
 
 
 @login_required

@@ -61,9 +61,66 @@ function litScene(THREE) {
   return scene;
 }
 
-function loadModel(GLTFLoader, url) {
-  return new Promise((resolve, reject) => new GLTFLoader().load(url, resolve, undefined, reject))
-    .then((gltf) => gltf.scene || gltf.scenes[0]);
+// A model's buffers and images must be inside its own file: data: URIs, or the blob: URLs three.js makes for a
+// GLB's embedded images. Anything else would be fetched from wherever the file says, for every member who opens it
+// (the server refuses such uploads, workspace/sniffing.py; this also covers files stored before it did).
+const EMBEDDED = /^\s*(data|blob):/i;
+
+/** Every `uri` in a glTF JSON document that is not embedded in the file. */
+export function externalUris(document) {
+  const found = [];
+  const pending = [document];
+  while (pending.length) {
+    const node = pending.pop();
+    if (Array.isArray(node)) {
+      pending.push(...node.filter((value) => value && typeof value === "object"));
+    } else if (node && typeof node === "object") {
+      if ("uri" in node && !(typeof node.uri === "string" && EMBEDDED.test(node.uri))) found.push(String(node.uri));
+      pending.push(...Object.values(node).filter((value) => value && typeof value === "object"));
+    }
+  }
+  return found;
+}
+
+/** The JSON description of a .gltf file or of a .glb (its first chunk). */
+function gltfDocument(data) {
+  const bytes = new Uint8Array(data);
+  let json = bytes;
+  if (new TextDecoder().decode(bytes.subarray(0, 4)) === "glTF") {
+    const view = new DataView(data);
+    if (data.byteLength < 20) throw new Error("the glTF binary is cut short");
+    json = bytes.subarray(20, 20 + view.getUint32(12, true));
+  }
+  try {
+    return JSON.parse(new TextDecoder().decode(json));
+  } catch {
+    throw new Error("the file's glTF description is not valid JSON");
+  }
+}
+
+/** A loading manager that refuses, while loading, any resource URL that is not embedded in the file. */
+function embeddedOnly(THREE) {
+  const manager = new THREE.LoadingManager();
+  manager.setURLModifier((resource) => {
+    if (!EMBEDDED.test(resource)) throw new Error(`the model refers to a file outside itself (${resource})`);
+    return resource;
+  });
+  return manager;
+}
+
+/** The model's scene: the file is read, its URIs checked before three.js sees it, then parsed in place. */
+async function loadModel(THREE, GLTFLoader, url) {
+  const response = await fetch(url, { credentials: "same-origin" });
+  if (!response.ok) throw new Error(`the file could not be read (HTTP ${response.status})`);
+  const data = await response.arrayBuffer();
+  const external = externalUris(gltfDocument(data));
+  if (external.length) {
+    const count = external.length === 1 ? "a file" : `${external.length} files`;
+    throw new Error(`the model refers to ${count} outside itself (${external[0]}); nothing was fetched from there`);
+  }
+  const loader = new GLTFLoader(embeddedOnly(THREE));
+  const gltf = await new Promise((resolve, reject) => loader.parse(data, "", resolve, reject));
+  return gltf.scene || gltf.scenes[0];
 }
 
 /** Where the camera stands to see the whole model: its bounding sphere, and the distance that fits it. */
@@ -105,7 +162,7 @@ async function renderThumbnail(url) {
   thumbRenderer ||= new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
   thumbRenderer.outputColorSpace = THREE.SRGBColorSpace;
   thumbRenderer.setSize(THUMB_SIZE, THUMB_SIZE, false);
-  const model = await loadModel(GLTFLoader, url);
+  const model = await loadModel(THREE, GLTFLoader, url);
   const scene = litScene(THREE);
   scene.add(model);
   const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 1000);
@@ -151,7 +208,7 @@ async function start({ element, canvas, status, reset, url }) {
   observer.observe(canvas.parentElement);
   controls.addEventListener("change", render);
 
-  const model = await loadModel(GLTFLoader, url);
+  const model = await loadModel(THREE, GLTFLoader, url);
   if (!canvas.isConnected) return stop(); // the person moved on while it loaded
   scene.add(model);
 

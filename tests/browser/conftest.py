@@ -114,6 +114,11 @@ def page(browser, request):
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # Whatever the studio's Content-Security-Policy blocks is an error of the page (chromium says so on the console).
+    page.on(
+        "console",
+        lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None,
+    )
     page.js_errors = errors
     yield page
     if getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed:

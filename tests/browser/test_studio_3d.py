@@ -154,3 +154,40 @@ def test_a_generated_3d_model_renders_in_the_viewer(studio, page):
     assert 0.05 < drawn < 0.95, f"{drawn:.0%} of the sampled pixels differ from the background"
     shoot(page, "3d-viewer-generated")
     assert page.js_errors == []
+
+
+def test_the_viewer_refuses_a_model_that_names_files_elsewhere(studio, page):
+    from django.core.files.base import ContentFile
+
+    from workspace.providers.procedural import build_gltf, style_for
+    from workspace.services.artifacts import artifact_create
+
+    # given a .gltf stored before uploads were checked, whose buffer and image live on another server
+    document = build_gltf(style_for("a cube"))
+    document["buffers"][0]["uri"] = "http://elsewhere.test/mesh.bin"
+    document["images"] = [{"uri": "http://elsewhere.test/pixel.png"}]
+    artifact_create(
+        workspace_id=studio.workspace.pk,
+        kind="3d",
+        title="borrowed",
+        file=ContentFile(json.dumps(document).encode(), name="borrowed.gltf"),
+        media_type="model/gltf+json",
+        author_user=studio.user,
+    )
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+
+    # when a member opens the studio and the model
+    log_in(page, studio)
+    tile = page.locator("#grid .tile[data-kind='3d']")
+    expect(tile).to_have_count(1)
+    expect(tile.locator(".model-tile")).to_have_attribute("data-thumbnail", "none", timeout=30_000)
+    tile.locator(".tile-open").click()
+
+    # then the viewer says why it does not show it, and the browser never asked the other server for anything
+    expect(page.locator("#viewer .model-viewer")).to_have_attribute("data-state", "error", timeout=30_000)
+    expect(page.locator("#viewer .model-status")).to_contain_text("outside itself (http://elsewhere.test/")
+    assert [url for url in requested if "elsewhere.test" in url] == []
+    assert all(url.startswith((studio.url, "data:", "blob:")) for url in requested)
+    shoot(page, "3d-viewer-refused")
+    assert page.js_errors == []
