@@ -1,5 +1,5 @@
+import json
 import os
-from urllib.parse import urlparse
 
 from django.conf import settings
 from django.core.asgi import get_asgi_application
@@ -14,43 +14,28 @@ django_asgi_app = get_asgi_application()  # sets Django up before the routing im
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import OriginValidator  # noqa: E402
 
 from lomote.routing import websocket_urlpatterns  # noqa: E402
-from workspace.ws_auth import HeaderCredentialsMiddleware  # noqa: E402
+from workspace.ws_auth import HeaderCredentialsMiddleware, origin_allowed  # noqa: E402
 
 
-def _parsed_origin(scope):
-    origin = None
-    for name, value in scope.get("headers") or []:
-        if name == b"origin":
-            try:
-                origin = urlparse(value.decode("latin1"))
-            except UnicodeDecodeError:
-                origin = None
-    return origin
+class OriginGuard:
+    """Refuses a WebSocket handshake from a page that is not ours (workspace.ws_auth.origin_allowed) at once.
 
-
-class AllowedHostsOriginValidator(OriginValidator):
-    """channels' `AllowedHostsOriginValidator`, refusing the handshake itself.
-
-    channels refuses through a consumer that first opens a channel-layer receive (a Redis connection); a
-    flood of cross-site handshakes should cost the layer nothing.
+    Refused before the session is read and before any consumer runs: a flood of cross-site handshakes costs
+    neither the database nor the channel layer.
     """
 
     def __init__(self, application):
-        allowed_hosts = settings.ALLOWED_HOSTS
-        if settings.DEBUG and not allowed_hosts:
-            allowed_hosts = ["localhost", "127.0.0.1", "[::1]"]
-        super().__init__(application, allowed_hosts)
+        self.application = application
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "websocket" and not self.valid_origin(_parsed_origin(scope)):
+        if scope["type"] == "websocket" and not origin_allowed(scope):
             message = await receive()
             if message["type"] == "websocket.connect":
                 await send({"type": "websocket.close"})
             return None
-        return await super().__call__(scope, receive, send)
+        return await self.application(scope, receive, send)
 
 
 def leave_form_bodies_to_django() -> None:
@@ -74,11 +59,50 @@ def leave_form_bodies_to_django() -> None:
     WebRequest.lomote_form_parsing_off = True
 
 
+def refuse_oversized_bodies_early() -> None:
+    """A request announcing a body larger than any request may have (workspace.upload_guard.request_body_limit: the
+    largest upload and its form) is answered 413 `too_large` from its headers and the connection closed: daphne
+    would otherwise receive and spool the whole body — 300 MB read, then refused — before Django sees it."""
+    try:
+        from daphne.http_protocol import WebRequest
+    except ImportError:  # served by another ASGI server
+        return
+    if getattr(WebRequest, "lomote_body_limit_on", False):
+        return
+    from lomote.kernel.exceptions import error_body
+    from workspace.services.uploads import upload_request_limit
+    from workspace.upload_guard import request_body_limit
+
+    original = WebRequest.gotLength
+
+    def gotLength(self, length):
+        limit = request_body_limit()
+        if length is None or length <= limit:
+            return original(self, length)
+        body = json.dumps(
+            error_body(
+                "too_large",
+                f"The request announces {length:,} bytes; uploads are at most {upload_request_limit():,} bytes.",
+                {"content_length": length, "max_bytes": upload_request_limit()},
+            )
+        ).encode()
+        head = (
+            "HTTP/1.1 413 Content Too Large\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        self.requestHeaders.removeHeader(b"expect")  # no "100 Continue" after the answer
+        original(self, 0)  # an in-memory buffer for what came with the headers; reading stops with the close
+        self.channel.transport.write(head + body)
+        self.channel.loseConnection()
+        return None
+
+    WebRequest.gotLength = gotLength
+    WebRequest.lomote_body_limit_on = True
+
+
 def websocket_app():
     # Origin first (no Origin or a foreign one is refused), then session, then header credentials.
-    return AllowedHostsOriginValidator(
-        AuthMiddlewareStack(HeaderCredentialsMiddleware(URLRouter(websocket_urlpatterns)))
-    )
+    return OriginGuard(AuthMiddlewareStack(HeaderCredentialsMiddleware(URLRouter(websocket_urlpatterns))))
 
 
 def warm_up_search() -> None:
@@ -92,5 +116,6 @@ def warm_up_search() -> None:
 
 
 leave_form_bodies_to_django()
+refuse_oversized_bodies_early()
 warm_up_search()
 application = ProtocolTypeRouter({"http": django_asgi_app, "websocket": websocket_app()})

@@ -6,7 +6,9 @@ DEBUG=0 and a real SECRET_KEY.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -44,6 +46,14 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver
 if "*" in ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS may not contain '*': it disables the WebSocket origin check.")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Pages that may open the studio's WebSocket with a member's cookie, besides the page the server itself serves
+# (the handshake's own scheme, Host and port, that host in ALLOWED_HOSTS): exact scheme://host[:port] values,
+# compared on all three (workspace/ws_auth.py). Behind a proxy that rewrites Host or ends TLS, list the public origin.
+LOMOTE_WS_ALLOWED_ORIGINS = env_list("LOMOTE_WS_ALLOWED_ORIGINS", CSRF_TRUSTED_ORIGINS)
+for _origin in LOMOTE_WS_ALLOWED_ORIGINS:
+    _parts = urlsplit(_origin)
+    if _parts.scheme not in ("http", "https") or not _parts.hostname or _parts.path not in ("", "/") or "*" in _origin:
+        raise ImproperlyConfigured(f"LOMOTE_WS_ALLOWED_ORIGINS: {_origin!r} is not an origin like https://host[:port].")
 
 INSTALLED_APPS = [
     "daphne",
@@ -66,6 +76,7 @@ INSTALLED_APPS = [
     "memory",
     "agents",
     "simulation",
+    "axes",  # login throttling (django-axes): AUTHENTICATION_BACKENDS below
 ]
 
 MIDDLEWARE = [
@@ -77,6 +88,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # answers a locked-out login attempt (AXES_LOCKOUT_CALLABLE)
 ]
 
 ROOT_URLCONF = "lomote.urls"
@@ -179,6 +191,9 @@ Q_CLUSTER = {
 # timeout so a retried inference never outlives its job (asserted in tests).
 LOMOTE_MODEL_TIMEOUT = float(os.environ.get("LOMOTE_MODEL_TIMEOUT", "60"))
 LOMOTE_MODEL_MAX_ATTEMPTS = int(os.environ.get("LOMOTE_MODEL_MAX_ATTEMPTS", "3"))
+# Model and embedding endpoints on private or loopback addresses (a llama.cpp or Ollama server of the operator's own)
+# are refused unless this is set; link-local and cloud metadata addresses always are (lomote/kernel/endpoints.py).
+LOMOTE_MODEL_ALLOW_PRIVATE = env_bool("LOMOTE_MODEL_ALLOW_PRIVATE", False)
 # Tasks the Router may open (read-only) before deciding where one Main message goes; past it, it must decide.
 # Each look-up is one more model call while the person waits, so keep it small (0 turns look-ups off).
 LOMOTE_ROUTER_MAX_LOOKUPS = int(os.environ.get("LOMOTE_ROUTER_MAX_LOOKUPS", "3"))
@@ -262,6 +277,19 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+# Login throttling (django-axes) for every login form — /accounts/login/ and /admin/login/ both authenticate through
+# these backends: after LOMOTE_LOGIN_FAILURE_LIMIT failed attempts for one username, or from one address (each
+# counted on its own), further attempts for it are refused for LOMOTE_LOGIN_COOLOFF_MINUTES — the cool-off starts
+# again with each refused attempt. A success resets the count. The address is REMOTE_ADDR: behind a proxy, run
+# daphne with --proxy-headers so that it is the client's.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOMOTE_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOMOTE_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "lomote.views.login_locked_out"
+AXES_VERBOSE = False
 
 # Request bodies above this size are refused with 413 before parsing.
 LOMOTE_MAX_JSON_BODY = int(os.environ.get("LOMOTE_MAX_JSON_BODY", str(1024 * 1024)))

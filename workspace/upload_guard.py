@@ -6,9 +6,9 @@ with a session, the CSRF check reads `request.POST`, which parses a multipart bo
 one file is taken per request. Django's own handlers then spool the file to memory or a temporary file; the
 content checks (workspace/services/uploads.py) run on that, with the kind's own limit.
 
-Under ASGI, Django reads the whole request body into a spooled temporary file before any view or handler
-runs; this guard bounds what is parsed and kept, and the Content-Length check answers early, but a client
-sending a huge body without announcing it is only cut off once Django has received it.
+Under ASGI, the server and Django read the whole request body before any view or handler runs. So under daphne
+a request whose Content-Length exceeds `request_body_limit()` is answered 413 from its headers, before its body
+is read (lomote/asgi.py); this guard bounds what is parsed and kept of the rest.
 """
 
 from django.conf import settings
@@ -20,6 +20,11 @@ from workspace.services.uploads import UploadTooLarge, upload_request_limit
 
 # Room for the form's other fields and the multipart boundaries around the file.
 FORM_ALLOWANCE = 64 * 1024
+
+
+def request_body_limit() -> int:
+    """The largest body any request may announce: the largest upload, its form's other fields and boundaries."""
+    return upload_request_limit() + settings.DATA_UPLOAD_MAX_MEMORY_SIZE + FORM_ALLOWANCE
 
 
 def _too_large(limit: int, announced: int | None = None) -> UploadTooLarge:
@@ -36,7 +41,7 @@ class UploadGuard(FileUploadHandler):
         self.files = 0
 
     def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
-        if content_length > self.limit + settings.DATA_UPLOAD_MAX_MEMORY_SIZE + FORM_ALLOWANCE:
+        if content_length > request_body_limit():
             raise _too_large(self.limit, content_length)
         return None
 

@@ -106,6 +106,50 @@ async def test_it_refuses_a_foreign_or_missing_origin(workspace, alice, layer_sp
         assert accepted is True
 
 
+async def test_it_compares_the_origins_scheme_host_and_port_with_the_page_it_serves(workspace, alice, layer_spy):
+    # given alice's session, and the studio served at http://127.0.0.1:8000
+    cookie = await database_sync_to_async(session_cookie_for)(alice)
+
+    def headers(origin: str, host: str = "127.0.0.1:8000") -> list[tuple[bytes, bytes]]:
+        return [(b"host", host.encode()), (b"origin", origin.encode()), (b"cookie", cookie.encode())]
+
+    # when pages on the same host but another port or scheme connect with her cookie
+    for origin in ("http://127.0.0.1:8001", "http://127.0.0.1", "https://127.0.0.1:8000", "http://localhost:8000"):
+        async with websocket(ws_path(workspace.pk), headers(origin)) as (_, accepted, _):
+            # then each is refused before any consumer runs
+            assert accepted is False, origin
+    # and a page on a host this server does not serve is refused even when Origin and Host agree (DNS rebinding)
+    async with websocket(ws_path(workspace.pk), headers("http://evil.example:8000", "evil.example:8000")) as (
+        _,
+        accepted,
+        _,
+    ):
+        assert accepted is False
+    _assert_layer_untouched(layer_spy)
+
+    # while the served page itself is accepted, however its origin is spelled
+    for origin in ("http://127.0.0.1:8000", "HTTP://127.0.0.1:8000/"):
+        async with websocket(ws_path(workspace.pk), headers(origin)) as (_, accepted, _):
+            assert accepted is True, origin
+
+
+async def test_it_accepts_the_origins_an_operator_lists(workspace, alice, settings):
+    # given a studio behind a proxy: the public page is https://studio.example, the server sees Host testserver
+    settings.LOMOTE_WS_ALLOWED_ORIGINS = ["https://studio.example"]
+    cookie = await database_sync_to_async(session_cookie_for)(alice)
+
+    # when pages connect, then the listed origin is accepted, with its default port spelled or not
+    for origin, expected in (
+        ("https://studio.example", True),
+        ("https://studio.example:443", True),
+        ("https://studio.example:8443", False),
+        ("http://studio.example", False),
+        ("https://www.studio.example", False),
+    ):
+        async with websocket(ws_path(workspace.pk), ws_headers(origin=origin, cookie=cookie)) as (_, accepted, _):
+            assert accepted is expected, origin
+
+
 async def test_it_refuses_a_non_member_and_a_workspace_that_does_not_exist(workspace, dave, layer_spy):
     # given dave, logged in but member of no workspace
     cookie = await database_sync_to_async(session_cookie_for)(dave)

@@ -70,3 +70,35 @@ def test_daphne_leaves_the_multipart_body_to_the_api(server, workspace, bob):
     status, _, body = post(url, token, multipart("poster.png", media.png_bytes(), "image/png"), form)
     assert status == 201 and body["kind"] == "image"
     assert list(Artifact.objects.filter(workspace=workspace).values_list("kind", "title")) == [("image", "poster")]
+
+
+def test_daphne_refuses_an_announced_300_mb_body_before_reading_it(server, workspace, bob):
+    import socket
+    import time
+
+    token = Token.objects.create(user=bob).key
+    path = f"/api/v1/workspaces/{workspace.pk}/artifacts/upload/"
+    announced = 300 * 1024 * 1024
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nAuthorization: Token {token}\r\n"
+        f"Content-Type: multipart/form-data; boundary=lomote-boundary\r\nContent-Length: {announced}\r\n\r\n"
+    ).encode()
+
+    # when a client announces 300 MB and sends its headers and the first 64 KiB only
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+        client.sendall(head + b"--lomote-boundary\r\n" + b"\0" * 65536)
+        answer = b""
+        while chunk := client.recv(65536):  # the server answers, then closes: no waiting for the other 300 MB
+            answer += chunk
+    elapsed = time.monotonic() - started
+
+    # then the answer is 413 with the API's error body, at once, and nothing was stored
+    status_line, _, rest = answer.partition(b"\r\n")
+    headers, _, body = rest.partition(b"\r\n\r\n")
+    assert status_line.startswith(b"HTTP/1.1 413") and b"Content-Type: application/json" in headers
+    error = json.loads(body)["error"]
+    assert error["code"] == "too_large" and error["details"]["content_length"] == announced
+    assert "314,572,800 bytes" in error["message"]
+    assert elapsed < 5
+    assert not Artifact.objects.filter(workspace=workspace).exists()
