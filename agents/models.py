@@ -7,9 +7,11 @@ Every write a worker makes is fenced on (turn, generation) — see agents/fencin
 import json
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from lomote.kernel.endpoints import EndpointRefused, endpoint_check
 from workspace.models import FlowRun, Workspace
 
 
@@ -226,6 +228,15 @@ class ModelProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.provider}/{self.model}"
+
+    def clean(self):
+        # The admin's form saves profiles too: the same endpoint check as the model_profile command.
+        super().clean()
+        if self.base_url:
+            try:
+                endpoint_check(self.base_url)
+            except EndpointRefused as refused:
+                raise ValidationError({"base_url": refused.message}) from None
 
 
 class AssistantPreset(models.Model):

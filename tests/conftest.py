@@ -159,6 +159,16 @@ def fast_password_hasher(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+# --- outbound endpoints -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def local_model_servers(settings):
+    """The fake model and embedding servers listen on 127.0.0.1: allowed the way an operator allows a llama.cpp or
+    Ollama server of their own (lomote/kernel/endpoints.py refuses loopback addresses otherwise)."""
+    settings.LOMOTE_MODEL_ALLOW_PRIVATE = True
+
+
 # --- realtime: channel layers -----------------------------------------------------------------------------
 
 import pytest_asyncio  # noqa: E402 - kept with the fixtures that need it

@@ -23,6 +23,7 @@ from agents.exceptions import ModelConfigError, ModelError
 from agents.models import ProviderKind, ProviderSecret
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
 from agents.secrets import secret_reveal
+from lomote.kernel.endpoints import EndpointRefused, endpoint_check
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +93,10 @@ class OpenAICompatProvider:
             kwargs["tools"] = [tool.as_openai() for tool in request.tools]
             kwargs["tool_choice"] = "auto"
 
+        try:
+            endpoint_check(self.base_url)  # again at use: the profile may predate the check, or its name moved
+        except EndpointRefused as refused:
+            raise ModelConfigError(refused.message, code="endpoint_refused", details=refused.details) from None
         client = self._get_client()
         started = time.monotonic()
         error: ModelError | None = None

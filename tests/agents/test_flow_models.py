@@ -22,7 +22,7 @@ from workspace.flows import runner
 from workspace.flows.authoring import flow_create
 from workspace.models import Event, FlowNodeRun, FlowRun, FlowRunStatus, NodeStatus
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("local_model_servers")]
 
 API_KEY = "sk-test-FLOW-never-leak-5d81c0aa93e2"
 

@@ -20,7 +20,7 @@ from agents.providers.openai_compat import OpenAICompatProvider
 from agents.secrets import secret_put
 from tests.support.fake_openai import FakeOpenAIServer, completion, error_body
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers")]
 
 API_KEY = "sk-lomote-test-4f9c2b7e1d8a6035"
 MODEL = "fake-model-1"
@@ -311,3 +311,23 @@ def test_it_needs_no_database_row_for_a_lease_like_object(server):
     lease = SimpleNamespace(provider="openai_compat", model=MODEL, base_url=server.url, params={}, secret=None)
     provider = registry.provider_for_lease(lease)
     assert provider.complete(_request(params={})).text == "Hello from the fake model."
+
+
+def test_it_refuses_at_call_time_an_endpoint_that_is_no_longer_allowed(provider, server, settings):
+    # given a profile saved while local servers were allowed, and an operator who no longer allows them
+    settings.LOMOTE_MODEL_ALLOW_PRIVATE = False
+
+    # when the model is called
+    with pytest.raises(ModelConfigError) as refused:
+        provider.complete(_request())
+
+    # then it is refused, not retryable, and the server received nothing
+    assert refused.value.code == "endpoint_refused" and refused.value.retryable is False
+    assert refused.value.details["reason"] == "private" and server.calls == 0
+
+
+def test_it_never_calls_the_metadata_service(secret):
+    provider = OpenAICompatProvider(model=MODEL, base_url="http://169.254.169.254/latest/v1", secret=secret)
+    with pytest.raises(ModelConfigError) as refused:
+        provider.complete(_request())
+    assert refused.value.code == "endpoint_refused" and refused.value.details["reason"] == "link_local"

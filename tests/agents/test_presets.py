@@ -18,7 +18,7 @@ from workspace.flows import runner
 from workspace.flows.authoring import flow_create
 from workspace.models import Event, FlowNodeRun, FlowRun, NodeStatus
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("local_model_servers")]
 
 API_KEY = "sk-test-PRESET-key-0c4f2b7d"
 

@@ -29,7 +29,7 @@ from tests.support.cards import access_of, queued_turn, run_queued
 from tests.support.fake_openai import FakeOpenAIServer, completion
 from workspace.models import Artifact, ArtifactKind
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("local_model_servers")]
 
 TEA = "Write a short product description for our new tea"
 

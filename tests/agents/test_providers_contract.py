@@ -127,6 +127,7 @@ def harness(request):
         workspace = request.getfixturevalue("workspace")
         settings = request.getfixturevalue("settings")
         settings.LOMOTE_MODEL_TIMEOUT = 0.5
+        settings.LOMOTE_MODEL_ALLOW_PRIVATE = True  # the fake server listens on 127.0.0.1
         secret = secret_put(workspace_id=workspace.pk, name="openai", value="sk-contract-0123456789")
         with FakeOpenAIServer() as server:
             server.default.body = completion(content=CANNED.text, tool_calls=[("read_task_state", {})])

@@ -18,7 +18,11 @@ from tests.support.realtime import worker_env
 from workspace.models import Artifact
 from workspace.selectors import workspace_access
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("local_model_servers"),
+]
 
 
 def test_it_makes_three_posters_on_a_real_qcluster_after_one_approval(workspace, alice):
@@ -61,7 +65,7 @@ def test_it_makes_three_posters_on_a_real_qcluster_after_one_approval(workspace,
 def test_it_fails_a_turn_whose_workers_are_killed_repeatedly_instead_of_looping(workspace, alice, settings):
     # given a model endpoint that never answers in time, so every worker is mid-turn when killed
     settings.LOMOTE_MAX_TURN_ATTEMPTS = 3
-    env = worker_env(redis_url=None, Q_WORKERS="1", LOMOTE_MAX_TURN_ATTEMPTS="3")
+    env = worker_env(redis_url=None, Q_WORKERS="1", LOMOTE_MAX_TURN_ATTEMPTS="3", LOMOTE_MODEL_ALLOW_PRIVATE="1")
     with FakeOpenAIServer(default=Reply(body=completion(), delay=120)) as server:
         ModelProfile.objects.create(
             workspace=workspace,

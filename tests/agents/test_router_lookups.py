@@ -45,7 +45,7 @@ from workspace.models import Artifact, ArtifactKind
 from workspace.selectors import workspace_access
 from workspace.services.workspaces import workspace_create
 
-pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres, pytest.mark.usefixtures("local_model_servers")]
 
 
 # --- helpers ----------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from workspace.search.embedders import embedders_for
 from workspace.search.query import text_hash
 from workspace.selectors import workspace_access
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers")]
 
 SECRET = "sk-test-embeddings-9f8e7d6c5b4a"  # noqa: S105 - a test key, asserted never to leak
 POSTERS = ("Retro posters for the coffee shop", "Three retro posters for Café Lumen, orange and teal")

@@ -16,7 +16,7 @@ from agents.secrets import secret_put
 from tests.support.fake_openai import FakeOpenAIServer, completion
 from workspace.models import Event
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("local_model_servers")]
 
 API_KEY = "sk-test-LOMOTE-do-not-leak-7f3a9c2e41b8"
 

@@ -19,7 +19,7 @@ from workspace.providers.openai_images import OpenAIImagesProvider
 from workspace.services.jobs import job_event_apply, job_submit
 from workspace.tasks import generation_work
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers")]
 
 API_KEY = "sk-lomote-images-7c1e0b9d42a8"
 

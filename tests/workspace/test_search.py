@@ -32,7 +32,7 @@ from workspace.selectors import artifact_search
 from workspace.services.artifacts import artifact_create
 from workspace.services.workspaces import workspace_create
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers")]
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-test-embedding-key-0123456789"  # noqa: S105 - a test key, asserted never to leak
@@ -313,6 +313,21 @@ def test_it_falls_back_to_the_offline_model_when_the_endpoint_fails(
     warnings = [r.getMessage() for r in caplog.records if "embedding endpoint failed" in r.getMessage()]
     assert len(warnings) == 1 and "host=127.0.0.1 model=fake-embed-1" in warnings[0]
     assert all(SECRET not in record.getMessage() for record in caplog.records)
+
+
+def test_it_never_calls_an_endpoint_the_operator_does_not_allow(workspace, library, endpoint_resolver, settings):
+    settings.LOMOTE_MODEL_ALLOW_PRIVATE = False
+    with FakeEmbeddingServer() as server:
+        # given a profile's embedding endpoint on a loopback address, which the operator does not allow
+        endpoint_resolver(lambda workspace_id: _endpoint(server))
+
+        # when searching
+        found = artifact_search_meaning(workspace_id=workspace.pk, text="photo de chat")
+
+        # then the endpoint received nothing, and the offline model answered
+        assert server.calls == 0
+        assert [a for a, _ in found][:1] == [library["cat"]]
+        assert set(Embedding.objects.values_list("model_id", flat=True)) == {offline_embedder().model_id}
 
 
 def test_a_save_never_waits_for_the_endpoint(workspace, endpoint_resolver, django_capture_on_commit_callbacks):

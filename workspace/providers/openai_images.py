@@ -28,6 +28,7 @@ import openai
 from django.conf import settings
 from PIL import Image, UnidentifiedImageError
 
+from lomote.kernel.endpoints import EndpointRefused, endpoint_check
 from lomote.kernel.exceptions import InvalidInput
 from workspace.providers.base import Output, ReportFn, WorkerProvider
 
@@ -88,6 +89,11 @@ class OpenAIImagesProvider(WorkerProvider):
         kwargs: dict[str, Any] = {"model": self.model, "prompt": job.prompt, "n": 1, **job.params}
         if self.model.startswith("dall-e"):
             kwargs["response_format"] = "b64_json"  # the older models answer with a URL unless asked
+        try:
+            endpoint_check(self.base_url)  # an operator's LOMOTE_OPENAI_IMAGES_BASE_URL gets the models' check
+        except EndpointRefused as refused:
+            report("failed", error={"code": refused.code, "message": refused.message})
+            return
         client = openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
         error: dict[str, str] | None = None
         try:

@@ -23,6 +23,7 @@ from importlib import metadata
 import numpy as np
 from django.conf import settings
 
+from lomote.kernel.endpoints import EndpointRefused, endpoint_check
 from workspace.search.endpoint import EmbeddingEndpoint, endpoint_for
 from workspace.search.lexical import hashed_vector, terms
 
@@ -131,6 +132,15 @@ class EndpointEmbedder(Embedder):
     def _embed(self, texts: list[str]) -> np.ndarray:
         import openai
 
+        try:
+            endpoint_check(self.endpoint.base_url)  # the profile's base URL, checked again before each call
+        except EndpointRefused as refused:
+            logger.warning(
+                "embedding endpoint refused: host=%s reason=%s", self.endpoint.host, refused.details["reason"]
+            )
+            raise EmbeddingFailed(
+                f"the embedding endpoint at {self.endpoint.host} is refused: {refused.message}"
+            ) from None
         started = time.monotonic()
         client = openai.OpenAI(
             api_key=self.endpoint.api_key,

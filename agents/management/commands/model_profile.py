@@ -6,6 +6,7 @@ from django.db import transaction
 
 from agents.models import ModelProfile, ProviderKind
 from agents.secrets import secret_put
+from lomote.kernel.endpoints import EndpointRefused, endpoint_check
 from workspace.models import Workspace
 
 
@@ -29,6 +30,11 @@ class Command(BaseCommand):
     def handle(self, *args, workspace, name, provider, model, base_url, api_key_env, prompt_key, default, **options):
         if not Workspace.objects.filter(pk=workspace).exists():
             raise CommandError(f"No workspace {workspace}.")
+        if base_url:
+            try:
+                endpoint_check(base_url)
+            except EndpointRefused as refused:
+                raise CommandError(f"--base-url {base_url}: {refused.message}") from None
         key = None
         if api_key_env:
             key = os.environ.get(api_key_env)
