@@ -146,8 +146,9 @@ class MemberListCreateApi(WorkspaceApi):
         operation_id="members_list", responses={200: serializers.MembershipOut(many=True), **error_responses(404)}
     )
     def get(self, request, workspace_id):
-        page = self.paginate_queryset(selectors.membership_list(access=self.access()).order_by("id"))
-        return self.get_paginated_response(serializers.MembershipOut(page, many=True).data)
+        access = self.access()
+        page = self.paginate_queryset(selectors.membership_list(access=access).order_by("id"))
+        return self.get_paginated_response(serializers.MembershipOut(page, many=True, context={"access": access}).data)
 
     @extend_schema(
         operation_id="members_create",
@@ -158,7 +159,9 @@ class MemberListCreateApi(WorkspaceApi):
         access = self.access().require(Role.OWNER)
         data = validated(serializers.MembershipCreateIn, request.data)
         membership = services.membership_add(access=access, user_identifier=data["user"], role=data["role"])
-        return Response(serializers.MembershipOut(membership).data, status=status.HTTP_201_CREATED)
+        return Response(
+            serializers.MembershipOut(membership, context={"access": access}).data, status=status.HTTP_201_CREATED
+        )
 
 
 class MemberDetailApi(WorkspaceApi):
@@ -166,8 +169,9 @@ class MemberDetailApi(WorkspaceApi):
 
     @extend_schema(operation_id="members_retrieve", responses={200: serializers.MembershipOut, **error_responses(404)})
     def get(self, request, workspace_id, membership_id):
-        membership = selectors.membership_get(access=self.access(), membership_id=membership_id)
-        return Response(serializers.MembershipOut(membership).data)
+        access = self.access()
+        membership = selectors.membership_get(access=access, membership_id=membership_id)
+        return Response(serializers.MembershipOut(membership, context={"access": access}).data)
 
     @extend_schema(
         operation_id="members_update",
@@ -179,7 +183,7 @@ class MemberDetailApi(WorkspaceApi):
         selectors.membership_get(access=access, membership_id=membership_id)
         data = validated(serializers.MembershipUpdateIn, request.data)
         membership = services.membership_update_role(access=access, membership_id=membership_id, role=data["role"])
-        return Response(serializers.MembershipOut(membership).data)
+        return Response(serializers.MembershipOut(membership, context={"access": access}).data)
 
     @extend_schema(operation_id="members_destroy", responses={204: None, **error_responses(403, 404, 409)})
     def delete(self, request, workspace_id, membership_id):

@@ -34,13 +34,24 @@ class WorkspaceIn(StrictSerializer):
 
 
 class MembershipOut(serializers.ModelSerializer):
+    """A member as the caller may see them: an email address only to the workspace's owners (and each person their
+    own), given as context `access` — editors and viewers collaborate by username."""
+
     username = serializers.CharField(source="user.username", read_only=True)
-    email = serializers.CharField(source="user.email", read_only=True)
+    email = serializers.SerializerMethodField(
+        help_text="The member's email: only owners see the others' (null for editors, viewers and their keys)."
+    )
     user_id = serializers.IntegerField(read_only=True)
 
     class Meta:
         model = Membership
         fields = ["id", "user_id", "username", "email", "role", "created_at"]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_email(self, membership) -> str | None:
+        access = self.context["access"]
+        own = access.user is not None and access.user.pk == membership.user_id
+        return membership.user.email if access.role == Role.OWNER or own else None
 
 
 class MembershipCreateIn(StrictSerializer):

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from lomote.kernel.exceptions import PermissionDenied
 from tests.support.race import race
-from tests.support.rest import assert_error, events_of, snapshot
+from tests.support.rest import assert_error, events_of, issue_api_key, key_client, snapshot
 from workspace.models import Membership, Role
 from workspace.selectors import workspace_access
 from workspace.services import workspaces as services
@@ -365,3 +365,27 @@ def test_it_lets_only_one_of_two_owners_leave_at_once(workspace, alice, bob, cli
     assert_error(alice_response if alice_response.status_code == 409 else bob_response, 409, "last_owner")
     assert Membership.objects.filter(workspace=workspace, role=Role.OWNER).count() == 1
     assert [e.kind for e in events_of(workspace.pk) if e.seq > seq_before] == ["member.removed"]
+
+
+# --- who sees what ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_only_owners_see_the_members_emails(workspace, alice, bob, carol, client_for):
+    emails = {"alice": "alice@example.com", "bob": "bob@example.com", "carol": "carol@example.com"}
+
+    def seen_by(client) -> dict:
+        response = client.get(_members_url(workspace))
+        assert response.status_code == 200
+        return {member["username"]: member["email"] for member in response.json()["results"]}
+
+    # when the owner lists the members, then she sees every email
+    assert seen_by(client_for(alice)) == emails
+    # when the editor and the viewer do, then each sees only their own
+    assert seen_by(client_for(bob)) == {"alice": None, "bob": "bob@example.com", "carol": None}
+    assert seen_by(client_for(carol)) == {"alice": None, "bob": None, "carol": "carol@example.com"}
+    # and an API key (viewer or editor: keys are never owners) sees none, nor does a member through the detail endpoint
+    _, raw = issue_api_key(workspace, role=Role.VIEWER)
+    assert set(seen_by(key_client(raw)).values()) == {None}
+    detail = client_for(carol).get(_member_url(workspace, _membership(workspace, alice)))
+    assert detail.status_code == 200 and detail.json()["email"] is None
