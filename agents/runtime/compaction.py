@@ -6,7 +6,12 @@ When a request would pass the high-water mark, the oldest unsummarised steps —
 end where one is in reach — are summarised until the request is back under the low-water mark. The summary
 is written by the task's own model (offline, or when the model fails, by an extractive summariser that says
 it is one) and appended: every byte before it stays as it was, so the provider's cache keeps serving them.
-If the summaries themselves outgrow their share of the budget, one new segment re-summarises them all.
+
+Once the summaries fill their share of the budget, a compaction folds the LAST segment with the steps it
+summarises into one new segment instead of appending: the earlier segments keep their bytes, and the summaries
+stop growing. Only the bytes of that last segment (and what follows it) change, so the compaction still keeps
+about nine tenths of the prefix; folding every segment into one — which rewrites the whole summaries layer — is
+left for when nothing less gets the request back under the high-water mark.
 """
 
 import logging
@@ -30,6 +35,10 @@ LOW_WATER = 0.5  # of the budget: compact down to it, so compactions are rare an
 SUMMARY_SHARE = 0.25  # of the budget: summaries above it are re-summarised into one
 KEEP_RECENT_STEPS = 4  # always verbatim, unless the budget cannot hold them
 MAX_SUMMARY_TOKENS = 700
+# A segment takes at most this fraction of the summaries' share (on a small model, less than MAX_SUMMARY_TOKENS):
+# the layer holds about ten segments before it is full, and a fold of the last one rewrites at most a tenth of it.
+SEGMENTS_PER_SHARE = 10
+MIN_SEGMENT_TOKENS = 120
 MAX_SOURCE_CHARS = 60_000  # of steps sent to a summarising model in one call
 EXTRACTIVE = "extractive"
 # Providers that are not language models: their summaries are extractive.
@@ -53,6 +62,12 @@ class Watermarks:
     def low(self) -> int:
         return int(self.budget * LOW_WATER)
 
+    @property
+    def segment(self) -> int:
+        """The most an extractive segment may take (see SEGMENTS_PER_SHARE)."""
+        share = int(self.budget * SUMMARY_SHARE / SEGMENTS_PER_SHARE)
+        return max(MIN_SEGMENT_TOKENS, min(MAX_SUMMARY_TOKENS, share))
+
     @classmethod
     def of(cls, lease: ModelLease) -> "Watermarks":
         return cls(context_budget(lease.context_tokens))
@@ -62,24 +77,29 @@ def compaction_due(history: History, request_tokens: int, marks: Watermarks) -> 
     return request_tokens > marks.high and len(history.steps) > 1
 
 
-def summary_estimate(source_tokens: int) -> int:
+def summary_estimate(source_tokens: int, limit: int | None = None) -> int:
     """About what a summary of `source_tokens` of steps takes back (extractive summaries run about a third)."""
-    return min(MAX_SUMMARY_TOKENS, source_tokens // 3 + 40)
+    return min(MAX_SUMMARY_TOKENS if limit is None else limit, source_tokens // 3 + 40)
 
 
 @dataclass(frozen=True)
 class Plan:
     entries: list[StepEntry]  # the oldest verbatim steps to summarise
-    resummarise: bool  # also fold the earlier summaries into the new one
+    fold: list[ContextSegment]  # the trailing shown segments the new one re-summarises and replaces (often none)
+
+    @property
+    def resummarise(self) -> bool:
+        return bool(self.fold)
 
 
 def segment_choose(history: History, request_tokens: int, marks: Watermarks) -> Plan:
     """The oldest verbatim steps to summarise: enough to get under the low-water mark, never the most recent
     KEEP_RECENT_STEPS (unless even the budget cannot hold them), ending at a turn's end when one is in reach.
 
-    When those steps cannot free enough — the summaries themselves have grown — or the summaries pass their
-    share of the budget, the earlier summaries are folded into the new one (this rewrites the summaries layer,
-    so it is kept for when appending can no longer keep the context within budget).
+    When those steps cannot free enough or the summaries pass their share of the budget, the new segment also
+    folds in the last segment: the layer stops growing and every earlier segment keeps its bytes. Only when even
+    that leaves the request over the high-water mark are all the segments folded into one (which rewrites the
+    whole summaries layer, and so the prompt's cache from there on).
     """
     steps = history.steps
     keep = KEEP_RECENT_STEPS
@@ -92,7 +112,7 @@ def segment_choose(history: History, request_tokens: int, marks: Watermarks) -> 
     for entry in candidates:
         chosen.append(entry)
         freed += entry.tokens
-        if freed - summary_estimate(freed) >= need:
+        if freed - summary_estimate(freed, marks.segment) >= need:
             break
     # End at a turn boundary when one lies shortly after the chosen end.
     rest = candidates[len(chosen) :]
@@ -102,9 +122,16 @@ def segment_choose(history: History, request_tokens: int, marks: Watermarks) -> 
             chosen.extend(rest[: boundary + 1])
             freed += sum(e.tokens for e in rest[: boundary + 1])
     # Short: even after this segment the request would sit past halfway to the high-water mark again.
-    short = request_tokens - freed + summary_estimate(freed) > (marks.low + marks.high) // 2
-    crowded = history.summary_tokens + summary_estimate(freed) > marks.budget * SUMMARY_SHARE
-    return Plan(entries=chosen, resummarise=bool(history.segments) and (short or crowded))
+    after = request_tokens - freed + summary_estimate(freed, marks.segment)
+    short = after > (marks.low + marks.high) // 2
+    crowded = history.summary_tokens + summary_estimate(freed, marks.segment) > marks.budget * SUMMARY_SHARE
+    segments = history.segments
+    if not chosen or not segments or not (short or crowded):
+        return Plan(entries=chosen, fold=[])
+    # The folded segment's own tokens come back, less nothing: the new summary's estimate already counts.
+    if after - segments[-1].tokens > marks.high:
+        return Plan(entries=chosen, fold=list(segments))
+    return Plan(entries=chosen, fold=[segments[-1]])
 
 
 # --- summarising -------------------------------------------------------------------------------------------
@@ -115,7 +142,7 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def extractive_summary(entries: list[StepEntry], *, reason: str = "") -> str:
+def extractive_summary(entries: list[StepEntry], *, reason: str = "", limit: int | None = None) -> str:
     """What happened, taken from the steps themselves (no model): the person's words, what the agent said,
     each call and how it ended. Says that it is extractive, and why when a model should have written it."""
     head = "Extractive summary (no model wrote it" + (f"; {reason}" if reason else "") + "):"
@@ -133,14 +160,14 @@ def extractive_summary(entries: list[StepEntry], *, reason: str = "") -> str:
             elif isinstance(call.result, dict):
                 outcome += f" ({_short(dumps(call.result), 100)})"
             lines.append(f"- step {entry.number}, {call.name}({_short(dumps(call.input), 80)}) → {outcome}")
-    return _within(lines[0], lines[1:])
+    return _within(lines[0], lines[1:], limit)
 
 
 ELIDED = "- … (the rest is in read_history)"
 
 
-def _within(head: str, lines: list[str]) -> str:
-    """`head` and as many of `lines` as fit in MAX_SUMMARY_TOKENS, keeping the beginning and the end.
+def _within(head: str, lines: list[str], limit: int | None = None) -> str:
+    """`head` and as many of `lines` as fit in `limit` tokens (MAX_SUMMARY_TOKENS), keeping the beginning and the end.
 
     Lines are joined by newlines, and the estimate never counts a token across whitespace, so a text's estimate
     is the sum of its lines': each line is estimated once, not the whole text again for every line dropped."""
@@ -153,7 +180,8 @@ def _within(head: str, lines: list[str]) -> str:
         return fixed + elided + costs[(keep + 1) // 2] + total - costs[len(lines) - keep // 2]
 
     keep = len(lines)
-    while keep > 0 and estimate(keep) > MAX_SUMMARY_TOKENS:
+    limit = MAX_SUMMARY_TOKENS if limit is None else limit
+    while keep > 0 and estimate(keep) > limit:
         keep -= 1
     shown = lines if keep >= len(lines) else [*lines[: (keep + 1) // 2], ELIDED, *lines[len(lines) - keep // 2 :]]
     return "\n".join([head, *shown])
@@ -188,15 +216,17 @@ def model_summary(provider: ModelProvider, lease: ModelLease, entries: list[Step
     return text
 
 
-def summarise(provider: ModelProvider | None, lease: ModelLease, entries: list[StepEntry]) -> tuple[str, str]:
-    """(summary, who wrote it)."""
+def summarise(
+    provider: ModelProvider | None, lease: ModelLease, entries: list[StepEntry], limit: int | None = None
+) -> tuple[str, str]:
+    """(summary, who wrote it); an extractive one within `limit` tokens."""
     if provider is None or lease.provider in NOT_A_WRITER:
-        return extractive_summary(entries), EXTRACTIVE
+        return extractive_summary(entries, limit=limit), EXTRACTIVE
     try:
         return model_summary(provider, lease, entries), lease.model
     except ModelError as exc:
         logger.warning("summarising with %s failed (%s); writing an extractive summary", lease.model, exc.code)
-        return extractive_summary(entries, reason=f"the model failed: {exc.code}"), EXTRACTIVE
+        return extractive_summary(entries, reason=f"the model failed: {exc.code}", limit=limit), EXTRACTIVE
 
 
 # --- the whole move ----------------------------------------------------------------------------------------
@@ -220,14 +250,15 @@ def compaction_run(
     if not compaction_due(history, request_tokens, marks):
         return None
     plan = segment_choose(history, request_tokens, marks)
-    entries, resummarise = plan.entries, plan.resummarise
+    entries, fold = plan.entries, plan.fold
     if not entries:
         return None
-    summary, summariser = summarise(provider, lease, entries)
-    if resummarise:
-        earlier = "\n\n".join(s.summary for s in history.segments)
-        summary, summariser = _resummarise(provider, lease, earlier, summary)
-    start = history.segments[0].from_step if resummarise else entries[0].number
+    summary, summariser = summarise(provider, lease, entries, marks.segment)
+    if fold:
+        earlier = "\n\n".join(s.summary for s in fold)
+        summary, summariser = _resummarise(provider, lease, earlier, summary, marks.segment)
+    # A new segment that starts where the folded ones did replaces them (history.shown_segments).
+    start = fold[0].from_step if fold else entries[0].number
     with transaction.atomic():
         if fence is not None:
             fence_turn(*fence)
@@ -246,8 +277,8 @@ def compaction_run(
     return segment
 
 
-def _resummarise(provider, lease: ModelLease, earlier: str, latest: str) -> tuple[str, str]:
-    """One summary for everything summarised so far (the summaries outgrew their share of the budget)."""
+def _resummarise(provider, lease: ModelLease, earlier: str, latest: str, limit: int) -> tuple[str, str]:
+    """One summary for the folded segments' summaries (`earlier`) and the newly summarised steps (`latest`)."""
     text = earlier + "\n\n" + latest
     reason = ""
     if provider is not None and lease.provider not in NOT_A_WRITER:
@@ -258,4 +289,5 @@ def _resummarise(provider, lease: ModelLease, earlier: str, latest: str) -> tupl
             logger.warning("re-summarising with %s failed (%s)", lease.model, exc.code)
             reason = f"; the model failed: {exc.code}"
     lines = [line for line in text.splitlines() if line.strip() and not line.startswith("Extractive summary")]
-    return _within(f"Extractive summary of the earlier summaries (no model wrote it{reason}):", lines), EXTRACTIVE
+    head = f"Extractive summary of the earlier summaries (no model wrote it{reason}):"
+    return _within(head, lines, limit), EXTRACTIVE

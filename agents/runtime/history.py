@@ -18,6 +18,7 @@ from agents.services.forgotten import Redactor
 from agents.tokens import estimate_tokens
 from agents.tools.base import DOMAINS
 from agents.tools.readback import result_for_context
+from agents.tools.registry import domain_schemas
 
 
 def dumps(value) -> str:
@@ -68,6 +69,18 @@ def segment_message(segment: ContextSegment) -> dict:
     }
 
 
+def loaded_message(segment: ContextSegment, domains: list[str]) -> dict:
+    """The schemas of the domains loaded within a summarised segment: the load's own result (which carried
+    them) is summarised away, and the model still calls those tools. Right after its segment, so it keeps its
+    bytes exactly as long as the segment does."""
+    loads = [dumps({"loaded": domain, **domain_schemas(domain)}) for domain in domains]
+    return {
+        "role": "system",
+        "content": f"[Tools loaded in steps {segment.from_step}–{segment.to_step}: call them by name, with these "
+        "schemas]\n" + "\n".join(loads),
+    }
+
+
 @dataclass
 class StepEntry:
     """One verbatim step in the history: its number, turn, rendered messages and their token estimate."""
@@ -86,7 +99,8 @@ class History:
         self.turn_id = turn_id  # the turn being run: its last step's unfinished calls are the runner's to finish
         self.segments: list[ContextSegment] = []
         self.steps: list[StepEntry] = []
-        self.loaded_domains: list[str] = []  # in the order they were loaded: the tools' order follows it
+        self.loaded_domains: list[str] = []  # in the order they were loaded
+        self.loaded_at: dict[str, int] = {}  # domain → number of the step that first loaded it
         self.last_pk = 0
         self.loaded = False
         self.recall = None  # the memories recalled for this run's goal (agents/runtime/context.py)
@@ -95,6 +109,7 @@ class History:
         # Kept as steps are added, so that a step's cost does not grow with the steps before it.
         self._messages: list[dict] = []
         self._step_tokens = 0
+        self._summary_messages: list[dict] | None = None  # rendered once per change of the segments
         self.guides_read: dict[int, dict[str, dict]] = {}  # turn id → guide name → its name and version read
 
     # --- reading the log once ---
@@ -116,8 +131,10 @@ class History:
             consumed = sorted(step.consumed_messages.all(), key=lambda m: m.pk)
             self.add(step, calls, [m.text for m in consumed])
         loads = ToolCall.objects.filter(turn__task=self.task, name="load_tools", status=ToolCallStatus.DONE)
-        for domain in loads.order_by("step__number", "step_id", "index").values_list("input__domain", flat=True):
-            self._load_domain(domain)
+        ordered = loads.order_by("step__number", "step_id", "index").values_list("input__domain", "step__number")
+        for domain, number in ordered:
+            self._load_domain(domain, number)
+        self._summary_messages = None
         self.loaded = True
 
     # --- appending ---
@@ -145,7 +162,7 @@ class History:
             if call.status != ToolCallStatus.DONE:
                 continue
             if call.name == "load_tools" and isinstance(call.input, dict):
-                self._load_domain(call.input.get("domain"))
+                self._load_domain(call.input.get("domain"), step.number)
             result = call.result if isinstance(call.result, dict) else {}
             if call.name == "read_guide" and result.get("name"):
                 read = self.guides_read.setdefault(step.turn_id, {})
@@ -155,13 +172,15 @@ class History:
     def append_segment(self, segment: ContextSegment) -> None:
         """A new summary: it goes after the earlier ones (or, re-summarising them, replaces them)."""
         self.segments = shown_segments([*self.segments, segment])
+        self._summary_messages = None
         self.steps = [entry for entry in self.steps if entry.number > segment.to_step]
         self._messages = [message for entry in self.steps for message in entry.messages]
         self._step_tokens = sum(entry.tokens for entry in self.steps)
 
-    def _load_domain(self, domain) -> None:
+    def _load_domain(self, domain, number: int) -> None:
         if domain in DOMAINS and domain not in self.loaded_domains:
             self.loaded_domains.append(domain)
+            self.loaded_at[domain] = number
 
     # --- what the model reads ---
 
@@ -170,7 +189,16 @@ class History:
         return self.segments[-1].to_step if self.segments else 0
 
     def summary_messages(self) -> list[dict]:
-        return [segment_message(segment) for segment in self.segments]
+        """Each segment's summary, each followed by the schemas of the domains loaded within it (if any)."""
+        if self._summary_messages is None:
+            messages = []
+            for segment in self.segments:
+                messages.append(segment_message(segment))
+                domains = [d for d, n in self.loaded_at.items() if segment.from_step <= n <= segment.to_step]
+                if domains:
+                    messages.append(loaded_message(segment, domains))
+            self._summary_messages = messages
+        return list(self._summary_messages)
 
     def step_messages(self) -> list[dict]:
         return list(self._messages)

@@ -133,3 +133,16 @@ class Tool(ABC):
     @classmethod
     def spec(cls) -> ToolSpec:
         return ToolSpec(name=cls.name, description=cls.description, parameters=cls.Args.model_json_schema())
+
+    @classmethod
+    def stub_spec(cls) -> ToolSpec:
+        """How a domain tool is listed before its domain is loaded: its name and what it does, with an open
+        schema. The list of tools stays the same at every step (registry.tools_offered); loading the domain
+        appends the full schema to the conversation, and calls are checked against that one."""
+        if cls.domain == BASE_DOMAIN:
+            return cls.spec()
+        description = (
+            f'[{cls.domain} domain: call load_tools(domain="{cls.domain}") first; its full argument schema then '
+            f"arrives in the conversation, and calls are checked against it] {cls.description}"
+        )
+        return ToolSpec(name=cls.name, description=description, parameters={"type": "object"})

@@ -14,7 +14,7 @@ from agents.exceptions import ToolError
 from agents.locks import task_qs_for_update
 from agents.models import ChecklistItem, ChecklistStatus, Task
 from agents.tools.base import MAX_DB_ID, MAX_VERSION, DomainName, StrictArgs, Tool, ToolArgs, ToolContext, ToolResult
-from agents.tools.registry import tools_visible
+from agents.tools.registry import domain_schemas
 from lomote.kernel.exceptions import InvalidInput, NotFound
 from workspace.models import Artifact, ArtifactVersion, Role
 from workspace.selectors import artifact_search, artifact_version_get, generation_job_get
@@ -398,9 +398,10 @@ class LoadTools(Tool):
         domain: DomainName
 
     def run(self, ctx: ToolContext, args: ToolArgs) -> ToolResult:
-        # The runtime reads the loaded domains back from this call's input once it is done.
-        names = [t.name for t in tools_visible({args.domain}) if t.domain == args.domain]
-        content: dict[str, Any] = {"loaded": args.domain, "tools": names}
-        if not names:
+        # The runtime reads the loaded domains back from this call's input once it is done. The schemas are the
+        # result: appended to the conversation where the load happened, so the tool list before the messages,
+        # and every byte of the prompt up to here, stay as they were (DESIGN §7; registry.tools_offered).
+        content: dict[str, Any] = {"loaded": args.domain, **domain_schemas(args.domain)}
+        if not content["tools"]:
             content["note"] = f"No {args.domain} tools are available yet."
         return ToolResult(content=content)

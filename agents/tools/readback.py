@@ -73,12 +73,15 @@ def result_stub(call: ToolCall, text: str, *, preview_chars: int = PREVIEW_CHARS
 # The read-back tools' own outputs are bounded by design (a page, a capped range of steps): a context shows
 # them whole, never as a stub, or reading a page back would only ever show the stub of that page.
 READ_BACK_TOOLS = frozenset({"read_tool_result", "read_history"})
+# A load's output is the domain's schemas (a few kB, bounded by the catalog): a stub would hide what the model
+# needs to call the tools it just loaded.
+SHOWN_WHOLE = READ_BACK_TOOLS | {"load_tools"}
 
 
 def result_for_context(call: ToolCall, limit: int) -> str:
     """The content of a call's tool message: its outcome, or the stub's JSON when longer than `limit`."""
     text = result_text(call)
-    if len(text) <= limit or call.name in READ_BACK_TOOLS:
+    if len(text) <= limit or call.name in SHOWN_WHOLE:
         return text
     return _dumps(result_stub(call, text))
 

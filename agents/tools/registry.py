@@ -1,7 +1,8 @@
 """Tool name → tool class, filled once from the catalog (agents/tools/catalog.py) when the app is ready.
 
     tool = tool_get(call.name)                 # the class, or None for a name no tool has
-    tools = tools_visible(loaded_domains)      # what the model is offered this step, in a stable order
+    tools = tools_visible(loaded_domains)      # what the model may call this step: base + loaded domains
+    tools = tools_offered()                    # the request's tool list: every tool, the same at every step
     with override(MyTool):                     # tests: one more tool (or another class for a name)
         ...
 
@@ -11,6 +12,8 @@ an import circle; AgentsConfig.ready() installs the catalog.
 
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
+from functools import lru_cache
+from typing import Any
 
 from agents.tools.base import BASE_DOMAIN, DOMAINS, Tool
 from lomote.kernel.registry import Registry
@@ -46,6 +49,40 @@ def tools_visible(loaded_domains: Iterable[str]) -> list[type[Tool]]:
         if domain != BASE_DOMAIN:
             visible.extend(t for t in entries if t.domain == domain)
     return visible
+
+
+def tools_offered() -> list[type[Tool]]:
+    """Every tool, in a fixed order: the request's tool list, byte-identical at every step of every task.
+
+    Tools come before the messages in every provider's prompt, so a list that grew at each domain load rewrote
+    the whole cached prompt after it (DESIGN §7). Instead the list names every tool from the start: base tools
+    by name with their schemas, then each loadable domain's tools (domains in DOMAINS order, tools by name) as
+    stubs (Tool.stub_spec) whose full schemas a load appends to the conversation (load_tools). A call to a tool
+    of a domain the task has not loaded is refused by the runtime (agents/runtime/toolexec.py), never run.
+    """
+    entries = sorted(_tools.entries().values(), key=lambda t: t.name)
+    return [t for domain in DOMAINS for t in entries if t.domain == domain]
+
+
+def domain_tools(domain: str) -> list[type[Tool]]:
+    """A loadable domain's tools by name (none for the base domain or an unknown one)."""
+    if domain == BASE_DOMAIN:
+        return []
+    return sorted((t for t in _tools.entries().values() if t.domain == domain), key=lambda t: t.name)
+
+
+def domain_schemas(domain: str) -> dict[str, Any]:
+    """A domain's tools as a load delivers them: their names, and each one's full schema to call it by."""
+    tools = tuple(domain_tools(domain))
+    return {"tools": [tool.name for tool in tools], "schemas": list(_schemas(tools))}
+
+
+@lru_cache(maxsize=64)
+def _schemas(tools: tuple[type[Tool], ...]) -> tuple[dict[str, Any], ...]:
+    # A schema depends only on the tool's class (pydantic's generation is slow): the history renders the loaded
+    # domains' schemas with their summaries at every step (agents/runtime/history.py).
+    specs = (tool.spec() for tool in tools)
+    return tuple({"name": s.name, "description": s.description, "parameters": s.parameters} for s in specs)
 
 
 @contextmanager

@@ -1,16 +1,19 @@
 """The context, layered and cache-stable (DESIGN §7, issue 12): the prefix keeps its bytes from step to step,
 compaction appends summaries and keeps recent steps verbatim, and a long task stays within its budget."""
 
+import json
+import os
+
 import pytest
 
-from agents.models import ContextSegment, InboxMessage, ModelProfile, Step, Task
+from agents.models import ContextSegment, InboxMessage, ModelProfile, Step, Task, ToolCall
 from agents.runtime import context as context_module
 from agents.runtime.compaction import KEEP_RECENT_STEPS, context_budget
 from agents.runtime.context import ProfileSnapshot, context_build
-from agents.runtime.history import History
+from agents.runtime.history import History, dumps
 from agents.runtime.loop import turn_run
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from agents.tools.registry import override
+from agents.tools.registry import override, tool_get, tools_offered
 from tests.agents.conftest import says
 from tests.support.factories import InboxMessageFactory
 
@@ -92,7 +95,17 @@ def test_the_prefix_is_byte_identical_from_step_to_step(task, tools, script, rec
         assert later.messages[: len(history)] == history
 
 
-def test_loading_a_domain_appends_tools_and_keeps_their_earlier_bytes(task, tools, script, recorded):
+def _cacheable(request) -> str:
+    """The request as a provider's prompt cache sees it (tools, then messages), up to the dynamic tail."""
+    tail = next(i for i, m in enumerate(request.messages) if str(m["content"]).startswith("Current task state"))
+    return "\n".join([*(dumps(t.as_openai()) for t in request.tools), *(dumps(m) for m in request.messages[:tail])])
+
+
+def _kept(before: str, after: str) -> float:
+    return len(os.path.commonprefix([before, after])) / len(before)
+
+
+def test_loading_a_domain_keeps_every_earlier_byte_and_appends_its_schemas(task, tools, script, recorded):
     # given a model that loads the documents domain at its second step
     model = script(
         [
@@ -106,13 +119,78 @@ def test_loading_a_domain_appends_tools_and_keeps_their_earlier_bytes(task, tool
     # when the turn runs
     _run(task, tools)
 
-    # then the prefix changed once, when the domain was loaded: the old tool lines are the start of the new
+    # then the tool list and the prefix never changed: the list names every tool from the start
     steps = _steps(task)
-    assert steps[0].prefix_hash == steps[1].prefix_hash != steps[2].prefix_hash == steps[3].prefix_hash
-    before, after = (model.requests[i].state["_built"].layers[1].content for i in (1, 2))
-    assert after[: len(before)] == before and len(after) > len(before)
+    assert len({s.prefix_hash for s in steps}) == 1
+    assert all(r.tools == model.requests[0].tools for r in model.requests)
+    offered = {t.name: t for t in model.requests[0].tools}
+    assert offered["write_document"].parameters == {"type": "object"}  # a stub until loaded
+
+    # and the request after the load repeats the one before it, up to its tail, byte for byte (>= 95 %: all of it)
+    before, after = _cacheable(model.requests[1]), _cacheable(model.requests[2])
+    assert after.startswith(before) and _kept(before, after) >= 0.95
+
+    # and what it appended is the load's result, with each loaded tool's full schema
+    load = json.loads(model.requests[2].messages[-2]["content"])
+    schemas = {s["name"]: s["parameters"] for s in load["result"]["schemas"]}
+    assert schemas["write_document"] == tool_get("write_document").Args.model_json_schema()
+
+    # and the tools the model may call grew by the domain's, recorded on the step
     assert steps[2].visible_tools[: len(steps[1].visible_tools)] == steps[1].visible_tools
     assert {"edit_document", "write_document"} <= set(steps[2].visible_tools) - set(steps[1].visible_tools)
+
+
+class PaintArgs(ToolArgs):
+    prompt: str
+
+
+PAINTED: list[str] = []
+
+
+class Paint(Tool):
+    """An image-domain tool that records each run (test tool)."""
+
+    name = "test_paint"
+    description = "Paint a picture (test tool)."
+    domain = "image"
+    Args = PaintArgs
+
+    def run(self, ctx: ToolContext, args: PaintArgs) -> ToolResult:
+        PAINTED.append(args.prompt)
+        return ToolResult(content={"painted": args.prompt})
+
+
+def test_a_domain_tool_runs_only_once_loaded_and_with_its_schema(task, tools, script):
+    # given a model that calls an image tool before loading the domain, and an unknown tool; then loads it and
+    # calls the tool with arguments its schema refuses, then with good ones
+    PAINTED.clear()
+    script(
+        [
+            says("Painting.", ("test_paint", {"prompt": "a lighthouse"}), ("test_no_such_tool", {})),
+            says("Loading.", ("load_tools", {"domain": "image"})),
+            says("Painting.", ("test_paint", {"prompt": 42})),
+            says("Painting.", ("test_paint", {"prompt": "a lighthouse"})),
+            says("Done."),
+        ]
+    )
+
+    # when the turn runs
+    with override(Paint):
+        _run(task, tools)
+
+    # then the call before the load was refused and never ran, like the unknown tool
+    calls = list(ToolCall.objects.filter(turn__task=task).order_by("step__number", "index"))
+    by_step = [(c.step.number, c.name, c.status, (c.error or {}).get("code")) for c in calls]
+    assert by_step == [
+        (1, "test_paint", "failed", "tool_not_loaded"),
+        (1, "test_no_such_tool", "failed", "unknown_tool"),
+        (2, "load_tools", "done", None),
+        (3, "test_paint", "failed", "invalid_arguments"),
+        (4, "test_paint", "done", None),
+    ]
+    assert calls[0].error["details"] == {"tool": "test_paint", "domain": "image"}
+    # and only the call after the load, with arguments its schema accepts, ran
+    assert PAINTED == ["a lighthouse"] and calls[-1].result == {"painted": "a lighthouse"}
 
 
 def test_a_new_profile_version_changes_the_prefix(task, tools, script, recorded, monkeypatch, settings):
@@ -184,6 +262,37 @@ def test_compaction_appends_a_summary_and_keeps_the_recent_steps_verbatim(
     assert Step.objects.filter(turn__task=task).count() == 40
 
 
+def test_every_compaction_keeps_nine_tenths_of_the_prefix_once_the_summaries_are_full(
+    task, tools, script, recorded, produce, settings, workspace
+):
+    # given a task on a small model that loads a domain early, then works with mid-sized outputs
+    _window(workspace, 16_000)
+    settings.LOMOTE_MAX_STEPS_PER_TURN = 50
+    load = says("Loading.", ("load_tools", {"domain": "documents"}))
+    work = says("Checking the palette again.", ("test_produce", {"size": 1500}))
+    model = script([work, load, *[work] * 200])
+
+    # when it works long enough for the summaries to fill their share of the budget
+    _run(task, tools, turns=4)
+
+    # then later compactions folded the last segment into the new one, and none touched an earlier segment
+    segments = list(ContextSegment.objects.filter(task=task).order_by("number"))
+    folds = [s for e, s in zip(segments, segments[1:], strict=False) if s.from_step <= e.to_step]
+    assert folds and all(s.from_step > segments[0].to_step for s in folds)
+
+    # and every compaction kept at least 90 % of the stable prefix before it
+    prefixes = [_prefix(model, i) for i in range(len(model.requests))]
+    changes = [(a, b) for a, b in zip(prefixes, prefixes[1:], strict=False) if a != b]
+    assert len(changes) == len(segments)
+    assert min(_kept(a, b) for a, b in changes) >= 0.9
+
+    # and the loaded domain's schemas stayed in the context once its load step was summarised
+    assert segments[0].from_step <= 2 <= segments[0].to_step
+    last = model.requests[-1].messages
+    loaded = [m["content"] for m in last if str(m["content"]).startswith("[Tools loaded in steps")]
+    assert len(loaded) == 1 and '"name":"write_document"' in loaded[0]
+
+
 def test_a_300_step_task_never_exceeds_its_context_budget(task, tools, script, produce, settings, workspace):
     # given a task on a 9k-token model, with mixed outputs: small, mid-sized, and larger than the context shows
     profile = _window(workspace, 9000)
@@ -243,9 +352,10 @@ def test_the_context_endpoint_shows_each_layer_and_changes_nothing(task, tools, 
     assert '"goal_revision":1' in layers["tail"]["content"][0]["content"]
     assert body["prefix_hash"] == _steps(task)[-1].prefix_hash
     assert body["tokens"] == sum(layer["tokens"] for layer in body["layers"]) and body["tokens"] < body["budget"]
-    assert body["visible_tools"][: len(layers["tools"]["content"])] == [
-        t["function"]["name"] for t in layers["tools"]["content"]
-    ]
+    # and the tool list names every tool; the model may call the base ones (nothing is loaded)
+    offered = [t["function"]["name"] for t in layers["tools"]["content"]]
+    assert offered == [t.name for t in tools_offered()]
+    assert body["visible_tools"] == [t.name for t in tools_offered() if t.domain == "base"]
     # and nothing ran or moved
     assert before == (
         Step.objects.count(),

@@ -225,7 +225,11 @@ def test_it_lets_a_viewer_task_read(workspace, carol, long_document):
     assert read.content["text"] == "line 00000" and read.content["artifact"]["id"] == long_document.pk
     assert [r["id"] for r in found.content["results"]] == [long_document.pk]
     assert asked.suspend == {"type": "person", "question": "Which script?", "options": []}
-    assert loaded.content == {"loaded": "documents", "tools": ["edit_document", "write_document"]}
+    assert loaded.content["loaded"] == "documents" and loaded.content["tools"] == ["edit_document", "write_document"]
+    # and the load delivered each tool's full schema, to call it by
+    schemas = {s["name"]: s["parameters"] for s in loaded.content["schemas"]}
+    assert list(schemas) == ["edit_document", "write_document"]
+    assert schemas["write_document"] == tool_get("write_document").Args.model_json_schema()
     assert _checklist(task) == [] and _events(workspace).count() == events_before
 
 
