@@ -19,12 +19,12 @@ from pydantic import ValidationError
 
 from agents.exceptions import Fenced, ToolError
 from agents.fencing import fence_task, fence_turn
-from agents.models import Autonomy, Step, Task, ToolCall, ToolCallStatus, Turn
+from agents.models import Autonomy, Task, ToolCall, ToolCallStatus, Turn
 from agents.runtime.snapshot import TaskSnapshot
 from agents.runtime.steplog import call_result_write
 from agents.selectors import with_acting_role
 from agents.services.cards import card_gate_call
-from agents.tools.base import BASE_DOMAIN, Tool, ToolArgs, ToolContext, ToolResult
+from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from agents.tools.permissions import check_tool_permission
 from agents.tools.registry import tool_get
 from agents.transitions import tool_call_move_check, tool_call_sources
@@ -262,15 +262,6 @@ def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> Too
     """
     if tool_cls is None:
         return Outcome(ToolCallStatus.FAILED, error=_error("unknown_tool", f"There is no tool named {call.name!r}."))
-    if not _loaded(tool_cls, call):
-        message = (
-            f"{call.name} is a tool of the {tool_cls.domain} domain, which was not loaded when this call was made; "
-            f'nothing was done. Call load_tools(domain="{tool_cls.domain}") and use the schema it returns.'
-        )
-        return Outcome(
-            ToolCallStatus.FAILED,
-            error=_error("tool_not_loaded", message, {"tool": call.name, "domain": tool_cls.domain}),
-        )
     try:
         check_tool_permission(tool_cls, ctx)
     except ToolError as exc:
@@ -299,18 +290,6 @@ def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> Too
             content = {"status": "needs_confirmation", **wait, "message": NEEDS_CONFIRMATION}
             return Outcome(ToolCallStatus.DONE, result=content, tool_result=ToolResult(content=content, suspend=wait))
     return args
-
-
-def _loaded(tool_cls: type[Tool], call: ToolCall) -> bool:
-    """Whether the request the call answers let the model call this tool: the step records the tools it did
-    (Step.visible_tools: base tools and the loaded domains', or a short step's). The request lists every tool
-    (registry.tools_offered), so a model can name one whose domain it never loaded, whose schema it never saw.
-    Base tools always pass (no query on the hot path); a step that recorded no tools is not checked. Visibility
-    is not permission: check_tool_permission still decides what the task may do."""
-    if tool_cls.domain == BASE_DOMAIN:
-        return True
-    visible = Step.objects.filter(pk=call.step_id).values_list("visible_tools", flat=True).first()
-    return not visible or call.name in visible
 
 
 def _invoke(tool: Tool, ctx: ToolContext, args: ToolArgs) -> Outcome:

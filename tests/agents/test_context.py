@@ -160,13 +160,13 @@ class Paint(Tool):
         return ToolResult(content={"painted": args.prompt})
 
 
-def test_a_domain_tool_runs_only_once_loaded_and_with_its_schema(task, tools, script):
-    # given a model that calls an image tool before loading the domain, and an unknown tool; then loads it and
-    # calls the tool with arguments its schema refuses, then with good ones
+def test_a_loaded_domain_tool_is_called_by_name_and_checked_against_its_schema(task, tools, script):
+    # given a model that calls an unknown tool, then loads the image domain and calls one of its tools with
+    # arguments its schema refuses, then with good ones
     PAINTED.clear()
     script(
         [
-            says("Painting.", ("test_paint", {"prompt": "a lighthouse"}), ("test_no_such_tool", {})),
+            says("Looking.", ("test_no_such_tool", {})),
             says("Loading.", ("load_tools", {"domain": "image"})),
             says("Painting.", ("test_paint", {"prompt": 42})),
             says("Painting.", ("test_paint", {"prompt": "a lighthouse"})),
@@ -178,19 +178,24 @@ def test_a_domain_tool_runs_only_once_loaded_and_with_its_schema(task, tools, sc
     with override(Paint):
         _run(task, tools)
 
-    # then the call before the load was refused and never ran, like the unknown tool
+    # then the unknown tool and the refused arguments failed without running, and the good call ran once
     calls = list(ToolCall.objects.filter(turn__task=task).order_by("step__number", "index"))
     by_step = [(c.step.number, c.name, c.status, (c.error or {}).get("code")) for c in calls]
     assert by_step == [
-        (1, "test_paint", "failed", "tool_not_loaded"),
         (1, "test_no_such_tool", "failed", "unknown_tool"),
         (2, "load_tools", "done", None),
         (3, "test_paint", "failed", "invalid_arguments"),
         (4, "test_paint", "done", None),
     ]
-    assert calls[0].error["details"] == {"tool": "test_paint", "domain": "image"}
-    # and only the call after the load, with arguments its schema accepts, ran
     assert PAINTED == ["a lighthouse"] and calls[-1].result == {"painted": "a lighthouse"}
+    # and the load gave the tool's schema, which the refusal was checked against
+    schemas = {s["name"]: s for s in calls[1].result["schemas"]}
+    assert schemas["test_paint"] == {"name": "test_paint", **_spec(Paint)} and "generate_image" in schemas
+
+
+def _spec(tool) -> dict:
+    spec = tool.spec()
+    return {"description": spec.description, "parameters": spec.parameters}
 
 
 def test_a_new_profile_version_changes_the_prefix(task, tools, script, recorded, monkeypatch, settings):
