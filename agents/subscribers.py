@@ -37,9 +37,9 @@ def on_job_settled(*, job_id: int, task_id: int | None = None, **_) -> None:
         transaction.on_commit(lambda: task_job_settled(task_id=task_id, job_id=job_id))
 
 
-def on_approval_granted(*, task_id: int | None = None, **_) -> None:
+def on_approval_granted(*, workspace_id: int, task_id: int | None = None, **_) -> None:
     if task_id is not None:
-        transaction.on_commit(lambda: task_spending_approved(task_id=task_id))
+        transaction.on_commit(lambda: task_spending_approved(workspace_id=workspace_id, task_id=task_id))
 
 
 def on_memory_forgotten(*, workspace_id: int, **_) -> None:
@@ -52,9 +52,13 @@ def on_flow_run_ended(**payload) -> None:
     flow_result_post(**payload)
 
 
-def goal_scope(task_id: int) -> str | None:
-    """A task's spending scope for billing: approvals hold for the goal revision they were given for."""
-    revision = Task.objects.filter(pk=task_id).values_list("goal_revision", flat=True).first()
+def goal_scope(workspace_id: int, task_id: int) -> str | None:
+    """A task's spending scope for billing: approvals hold for the goal revision they were given for.
+
+    None when the workspace has no such task (another workspace's included): billing answers 404 for it."""
+    revision = (
+        Task.objects.filter(workspace_id=workspace_id, pk=task_id).values_list("goal_revision", flat=True).first()
+    )
     return None if revision is None else goal_scope_of(revision)
 
 

@@ -135,7 +135,10 @@ def budget_remaining(*, workspace_id: int, task_id: int) -> int | None:
     """What a task may still spend under its approved budgets; None when no budget was approved for the
     task's current scope (one approved for an earlier goal no longer counts)."""
     budgets = Approval.objects.filter(
-        workspace_id=workspace_id, kind=ApprovalKind.BUDGET, task_id=task_id, scope__in=in_scope(task_scope(task_id))
+        workspace_id=workspace_id,
+        kind=ApprovalKind.BUDGET,
+        task_id=task_id,
+        scope__in=in_scope(task_scope(task_id, workspace_id=workspace_id)),
     )
     if not budgets.exists():
         return None
@@ -163,7 +166,7 @@ def quote_open_for(*, workspace_id: int, task_id: int, operation: str, amount: i
         Quote.objects.filter(
             workspace_id=workspace_id,
             task_id=task_id,
-            scope__in=in_scope(task_scope(task_id)),
+            scope__in=in_scope(task_scope(task_id, workspace_id=workspace_id)),
             operation=operation,
             amount=amount,
             expires_at__gt=timezone.now(),
@@ -177,7 +180,7 @@ def quote_open_for(*, workspace_id: int, task_id: int, operation: str, amount: i
 def quote_approved_for(*, workspace_id: int, task_id: int, operation: str, amount: int) -> Quote | None:
     """The oldest quote of the task for `operation` whose approval is unused and covers `amount`, among those
     of the task's current scope (order_place refuses a quote of an earlier one)."""
-    scopes = in_scope(task_scope(task_id))
+    scopes = in_scope(task_scope(task_id, workspace_id=workspace_id))
     return (
         Quote.objects.filter(
             workspace_id=workspace_id,

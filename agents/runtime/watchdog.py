@@ -99,8 +99,8 @@ def watchdog_sweep(*, now: datetime | None = None) -> SweepReport:
         for job_id in jobs:
             if task_job_settled(task_id=task_id, job_id=job_id) == "woken":
                 report.started.append(task_id)
-    for task_id in list(tasks_waiting_on_granted_approval()):
-        if task_spending_approved(task_id=task_id) == "woken":
+    for workspace_id, task_id in list(tasks_waiting_on_granted_approval()):
+        if task_spending_approved(workspace_id=workspace_id, task_id=task_id) == "woken":
             report.started.append(task_id)
     report.released_holds = orders_release_orphaned(now=now)
     # Flow nodes whose q-job a killed process took or lost (workspace/flows/runner.py).

@@ -112,9 +112,12 @@ def decide_after_jobs(task: Task) -> str:
 
 
 @transaction.atomic
-def task_spending_approved(*, task_id: int) -> str:
-    """A person approved spending for the task: if it was waiting for that, it continues."""
-    task = task_qs_for_update().filter(pk=task_id).first()
+def task_spending_approved(*, workspace_id: int, task_id: int) -> str:
+    """A person of `workspace_id` approved spending for the task: if it was waiting for that, it continues.
+
+    Loaded within that workspace: an approval recorded in one workspace never wakes another's task, whatever
+    task id it carries."""
+    task = task_qs_for_update().filter(workspace_id=workspace_id, pk=task_id).first()
     if task is None or task.status != TaskStatus.WAITING or task.waiting_for.get("type") != "approval":
         return "ignored"
     task.auto_turns = 0  # a person acted: the auto-continuation budget starts again
@@ -159,7 +162,8 @@ def _stop(task: Task, status: str, reason: str) -> str:
 
 
 def tasks_waiting_on_granted_approval():
-    """Tasks still waiting for an approval a person already granted: what a lost on-commit reaction leaves.
+    """(workspace id, task id) of tasks still waiting for an approval a person already granted: what a lost
+    on-commit reaction leaves.
 
     The wait began when the task's last turn ended; an approval for the task recorded after that is the one
     it waits for (approving a quote card grants the task a budget; the billing API may approve its quote).
@@ -172,7 +176,7 @@ def tasks_waiting_on_granted_approval():
         Task.objects.filter(status=TaskStatus.WAITING, waiting_for__type="approval")
         .annotate(waiting_since=Subquery(last_end))
         .filter(Exists(granted))
-        .values_list("pk", flat=True)[:200]
+        .values_list("workspace_id", "pk")[:200]
     )
 
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from billing.domain_events import APPROVAL_GRANTED
 from billing.models import Approval, ApprovalKind
-from billing.scopes import task_scope
+from billing.scopes import check_task_scope
 from billing.selectors import quote_get
 from billing.services.pricing import MAX_ORDER_AMOUNT
 from billing.services.validation import check_credits, check_id
@@ -39,7 +39,8 @@ def approval_grant(
     A quote can be approved once (409 `already_approved`) and not after it expired (409 `quote_expired`).
     Budgets for one task add up; each order of the task draws from the oldest budget that covers it.
     A quote's approval keeps the quote's scope; a budget takes the task's current scope. Either authorises
-    orders only while that is still the task's scope (billing/scopes.py).
+    orders only while that is still the task's scope (billing/scopes.py). A task the workspace does not have
+    (another workspace's included) is NotFound, exactly like a missing one: nothing is granted, no task wakes.
     """
     _check_person(access)
     workspace_id = access.workspace.pk
@@ -68,7 +69,7 @@ def approval_grant(
             "kind": ApprovalKind.BUDGET,
             "quote": None,
             "task_id": task_id,
-            "scope": task_scope(task_id),
+            "scope": check_task_scope(task_id, workspace_id=workspace_id),
             "amount": check_credits(budget, field="budget", maximum=MAX_ORDER_AMOUNT),
         }
     try:

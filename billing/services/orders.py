@@ -315,7 +315,7 @@ def _place(
     if total > MAX_ORDER_AMOUNT:
         raise InvalidInput(f"A request may hold at most {MAX_ORDER_AMOUNT} credits.")
     # Once per request: the resolver may read the task, and every check below must see the same answer.
-    scope = task_scope(task_id)
+    scope = task_scope(task_id, workspace_id=workspace_id)
     quote = None
     if quote_id is not None:
         quote = _check_quote(

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from billing.models import Quote
-from billing.scopes import task_scope
+from billing.scopes import check_task_scope
 from billing.services.pricing import price_of
 from billing.services.validation import check_id, check_json_object
 from workspace.services.events import event_append
@@ -29,10 +29,12 @@ def quote_create(
     """Price `operation` with `params` and record the quote; it can be approved until it expires.
 
     The quote carries its task's current scope: once the task's goal changes it is neither reused nor usable.
+    A task the workspace does not have (another workspace's included) is NotFound, and nothing is recorded.
     """
     params = check_json_object(params if params is not None else {}, field="params", max_bytes=MAX_PARAMS_BYTES)
     task_id = check_id(task_id, field="task")
     amount = price_of(operation, params)
+    scope = check_task_scope(task_id, workspace_id=workspace_id)
     quote = Quote.objects.create(
         workspace_id=workspace_id,
         operation=operation,
@@ -40,7 +42,7 @@ def quote_create(
         amount=amount,
         expires_at=timezone.now() + timedelta(seconds=settings.LOMOTE_QUOTE_TTL_SECONDS),
         task_id=task_id,
-        scope=task_scope(task_id),
+        scope=scope,
         created_by=created_by,
     )
     event_append(

@@ -284,8 +284,8 @@ def wake_calls(monkeypatch):
 
     calls, real = [], results.task_spending_approved
 
-    def spy(*, task_id):
-        calls.append(outcome := real(task_id=task_id))
+    def spy(*, workspace_id, task_id):
+        calls.append(outcome := real(workspace_id=workspace_id, task_id=task_id))
         return outcome
 
     monkeypatch.setattr("agents.subscribers.task_spending_approved", spy)
@@ -296,7 +296,7 @@ def wake_calls(monkeypatch):
 @pytest.fixture
 def lost_approval_reaction(monkeypatch):
     """The approval_granted reaction is lost: the process died between the commit and the on-commit wake."""
-    monkeypatch.setattr("agents.subscribers.task_spending_approved", lambda *, task_id: "lost")
+    monkeypatch.setattr("agents.subscribers.task_spending_approved", lambda *, workspace_id, task_id: "lost")
 
 
 def test_it_wakes_the_task_once_and_by_one_path_when_its_quote_card_is_approved(

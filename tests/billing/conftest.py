@@ -2,10 +2,22 @@
 
 import pytest
 
+from billing.scopes import scope_resolver_install
 from billing.services.orders import order_place
 from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_topup
 from workspace.selectors import workspace_access
+
+# Billing's tests stand in for agents: every workspace has the tasks 1 to 99, none with a scope (test_scopes.py
+# installs its own goal revisions). Any other id is a task the workspace does not have.
+KNOWN_TASKS = range(1, 100)
+
+
+@pytest.fixture(autouse=True)
+def tasks():
+    previous = scope_resolver_install(lambda workspace_id, task_id: "" if task_id in KNOWN_TASKS else None)
+    yield KNOWN_TASKS
+    scope_resolver_install(previous)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from billing.selectors import budget_remaining, quote_approved_for, quote_open_f
 from billing.services.approvals import approval_grant
 from billing.services.orders import order_release
 from billing.services.quotes import quote_create
-from lomote.kernel.exceptions import Conflict
+from lomote.kernel.exceptions import Conflict, NotFound
 from tests.billing.helpers import money
 
 
@@ -28,7 +28,7 @@ def scopes():
     current: dict[int, str] = {7: "goal:1"}
     calls: list[int] = []
 
-    def resolve(task_id: int) -> str | None:
+    def resolve(workspace_id: int, task_id: int) -> str | None:
         calls.append(task_id)
         return current.get(task_id)
 
@@ -60,19 +60,23 @@ def _held(workspace) -> tuple[int, int]:
 
 
 def test_it_has_no_scope_without_a_task_or_a_resolver(no_resolver):
-    assert task_scope(None) == "" and task_scope(7) == ""
+    assert task_scope(None, workspace_id=1) == "" and task_scope(7, workspace_id=1) == ""
 
 
 def test_it_asks_the_resolver_and_reads_an_unknown_task_as_unscoped(scopes):
-    assert (task_scope(7), task_scope(8), task_scope(None)) == ("goal:1", "", "")
+    assert (task_scope(7, workspace_id=1), task_scope(8, workspace_id=1), task_scope(None, workspace_id=1)) == (
+        "goal:1",
+        "",
+        "",
+    )
     assert scopes.calls == [7, 8]
 
 
 def test_it_refuses_a_scope_too_long_to_store():
-    previous = scope_resolver_install(lambda task_id: "x" * 65)
+    previous = scope_resolver_install(lambda workspace_id, task_id: "x" * 65)
     try:
         with pytest.raises(ValueError, match="at most 64"):
-            task_scope(7)
+            task_scope(7, workspace_id=1)
     finally:
         scope_resolver_install(previous)
 
@@ -260,9 +264,37 @@ def test_it_keeps_a_quote_for_no_task_unscoped(workspace, bob, access_of, fund, 
 # --- unscoped: before scopes existed, or with no resolver ---------------------------------------------------
 
 
+@pytest.fixture
+def unscoped():
+    """A resolver that knows every task but gives none a scope: how billing worked before scopes existed."""
+    previous = scope_resolver_install(lambda workspace_id, task_id: "")
+    yield
+    scope_resolver_install(previous)
+
+
 @pytest.mark.django_db
-def test_it_behaves_as_before_without_a_resolver(workspace, bob, access_of, strict, no_resolver, place):
-    # given no resolver: a budget and a quote for task 7 are unscoped
+def test_it_knows_no_task_without_a_resolver(workspace, bob, access_of, strict, no_resolver, place):
+    # given no resolver: billing cannot tell which tasks the workspace has
+    before = money()
+
+    # when a person asks for a budget and a quote for task 7
+    with pytest.raises(NotFound) as budget:
+        approval_grant(access=access_of(bob), task_id=7, budget=40)
+    with pytest.raises(NotFound) as quote:
+        quote_create(workspace_id=workspace.pk, operation="image.generate", params={}, task_id=7)
+
+    # then both are the 404 of a missing task (fail closed), and nothing was recorded
+    assert (budget.value.code, quote.value.code) == ("not_found", "not_found")
+    assert budget.value.message == quote.value.message == "Task not found."
+    assert money() == before
+    # and the task's own orders are still judged, unscoped, by the policy
+    with pytest.raises(ConfirmationRequired):
+        place("11:0:0")
+
+
+@pytest.mark.django_db
+def test_it_behaves_as_before_with_unscoped_tasks(workspace, bob, access_of, strict, unscoped, place):
+    # given a resolver without scopes: a budget and a quote for task 7 are unscoped
     budget = approval_grant(access=access_of(bob), task_id=7, budget=40)
     quote = quote_create(workspace_id=workspace.pk, operation="image.generate", params={}, task_id=7)
     quote_approval = approval_grant(access=access_of(bob), quote_id=quote.pk)
@@ -286,13 +318,13 @@ def test_it_behaves_as_before_without_a_resolver(workspace, bob, access_of, stri
 
 @pytest.mark.django_db
 def test_it_still_counts_unscoped_approvals_once_a_resolver_is_installed(
-    workspace, bob, access_of, strict, no_resolver, place
+    workspace, bob, access_of, strict, unscoped, place
 ):
     # given a budget approved before scopes existed (unscoped)
     budget = approval_grant(access=access_of(bob), task_id=7, budget=80)
 
     # when a resolver is installed and the task, now at goal revision 3, orders
-    scope_resolver_install(lambda task_id: "goal:3")
+    scope_resolver_install(lambda workspace_id, task_id: "goal:3")
     order = place("11:0:0")
 
     # then the unscoped budget still authorises it
