@@ -41,8 +41,10 @@ ALWAYS_REQUIRED = {
     "artifact_delete": "irreversible",
     "memory_forget": "irreversible",
 }
-# Reasons billing gives for asking that hold whatever the amount: an approved budget ran out, an API request.
-UNCONDITIONAL_BILLING_REASONS = {"budget", "api_request"}
+# Reasons billing gives for asking that hold whatever the amount: an API request (confirmed one by one). An
+# approved budget that ran out is not one: a cost within the workspace's limits never asks (DESIGN §5), so
+# `budget` alone required nothing; it only says why the budget did not pay for a cost above the limits.
+UNCONDITIONAL_BILLING_REASONS = {"api_request"}
 
 
 @dataclass(frozen=True)

@@ -255,12 +255,13 @@ def card_open_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | 
         amount, items = waiting_for.get("amount"), waiting_for.get("items") or 1
         operation, per_item = waiting_for.get("operation", ""), waiting_for.get("per_item")
         reasons = list(waiting_for.get("reasons") or [])
+        limits = dict(waiting_for.get("limits") or {})
         bought = things(operation, items)
         return card_open(
             task,
             kind=CardKind.QUOTE,
             title=f"Approve {amount} credits for {bought}",
-            body=f"{bought} at {per_item} credits each, {amount} credits in all.{why_asked(reasons)}",
+            body=f"{bought} at {per_item} credits each, {amount} credits in all.{why_asked(reasons, limits)}",
             options=QUOTE_OPTIONS,
             payload={
                 "source": "approval",
@@ -270,6 +271,7 @@ def card_open_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | 
                 "per_item": per_item,
                 "items": items,
                 "reasons": reasons,
+                "limits": limits,
             },
             turn=turn,
         )

@@ -27,7 +27,7 @@ from agents.locks import task_qs_for_update
 from agents.models import Card, CardStatus
 from agents.services.cards import QUOTE_HANDLERS, card_open_quote
 from agents.services.flow_nodes import flow_model_nodes_check
-from agents.services.quote_words import things, why_asked
+from agents.services.quote_words import limits_of, things, why_asked
 from billing.exceptions import ConfirmationRequired
 from billing.models import Approval
 from billing.selectors import wallet_get
@@ -83,7 +83,8 @@ def _quote_params(paid: list[PaidNode]) -> dict[str, Any]:
     return {"items": [{"operation": GENERATION_OPERATIONS[n.kind], "params": n.params} for n in paid]}
 
 
-def _open_card(run: FlowRun, paid: list[PaidNode], amount: int, reasons: list[str], created_by) -> Card:
+def _open_card(run: FlowRun, paid: list[PaidNode], amount: int, refusal: dict[str, Any], created_by) -> Card:
+    reasons, limits = list(refusal.get("reasons", [])), limits_of(refusal)
     quote = quote_create(
         workspace_id=run.workspace_id,
         operation=COMPOSITE,
@@ -94,7 +95,7 @@ def _open_card(run: FlowRun, paid: list[PaidNode], amount: int, reasons: list[st
     task = task_qs_for_update().filter(pk=run.started_by_task_id).first() if run.started_by_task_id else None
     nodes = ", ".join(n.node_id for n in paid)
     body = f"The Flow run #{run.pk} has {things(COMPOSITE, len(paid))} ({nodes}), {amount} credits in all."
-    body += why_asked(reasons)
+    body += why_asked(reasons, limits)
     return card_open_quote(
         workspace_id=run.workspace_id,
         task=task,
@@ -110,6 +111,7 @@ def _open_card(run: FlowRun, paid: list[PaidNode], amount: int, reasons: list[st
             "items": len(paid),
             "nodes": [n.node_id for n in paid],
             "reasons": reasons,
+            "limits": limits,
         },
     )
 
@@ -138,7 +140,7 @@ def _authorise(run: FlowRun, *, api_request: bool, created_by=None) -> FlowRunRe
                 api_request=api_request,
             )
     except ConfirmationRequired as exc:
-        card = _open_card(run, paid, amount, list(exc.details.get("reasons", [])), created_by)
+        card = _open_card(run, paid, amount, exc.details, created_by)
         return FlowRunRequest(run=run, card=card, amount=amount)
     return FlowRunRequest(run=flow_run_begin(run.pk), card=None, amount=amount)
 

@@ -16,6 +16,7 @@ from agents.exceptions import ToolError
 from agents.fencing import fence_task
 from agents.models import ChecklistItem, ChecklistStatus, InboxMessage
 from agents.resume import Action, ReceiptLookupUnavailable
+from agents.services.quote_words import limits_of
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from billing.exceptions import ConfirmationRequired
 from billing.models import Order, OrderStatus, order_fingerprint
@@ -223,7 +224,13 @@ class _Generate(Tool):
         if items > 1 and amount * items > threshold:
             raise ConfirmationRequired(
                 "The plan's total needs a person's approval before its first paid step.",
-                details={"amount": amount * items, "operation": self.operation, "reasons": ["plan_budget"]},
+                details={
+                    "amount": amount * items,
+                    "operation": self.operation,
+                    "reasons": ["plan_budget"],
+                    "no_confirm_threshold": threshold,
+                    "over_by": {"plan_budget": amount * items - threshold},
+                },
             )
 
     def _needs_approval(self, ctx: ToolContext, args: GenerateArgs, amount: int, exc: ConfirmationRequired):
@@ -253,6 +260,7 @@ class _Generate(Tool):
             "per_item": amount,
             "items": units,
             "reasons": exc.details.get("reasons", []),
+            "limits": limits_of(exc.details),
         }
         content = {"status": "needs_approval", **waiting, "message": "A person must approve this spending first."}
         return ToolResult(content=content, suspend=waiting)

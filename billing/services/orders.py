@@ -95,13 +95,16 @@ def _authorise(
 ) -> tuple[str, Approval | None]:
     """Who allowed this order, decided before anything moves. Raises ConfirmationRequired if nobody did.
 
-    In order: (1) a person approved its quote; (2) a person approved a budget for its task that still
-    covers it; (3) the policy lets it through unasked — never for the open API (confirmed one by one), never
-    for a task with an approved budget (the budget is the plan's ceiling, DESIGN §5), and only within the
-    per-request threshold and the daily cap. The caller holds the wallet lock.
+    One rule a person can predict (DESIGN §5): a cost within the workspace's no-confirmation limits (the
+    per-request threshold and the daily cap) never asks, whether or not a budget was approved for its task; an
+    approved task budget lets more through (what is left of it pays for an order even above the limits), it
+    never lowers them. So, in order: (1) a person approved its quote; (2) a person approved a budget for its task
+    that still covers it; (3) the policy lets it through unasked. Only a cost above both asks — and always one
+    requested through the open API, which is confirmed one by one. The caller holds the wallet lock.
 
+    The refusal names each limit that asked and by how much it is exceeded (`over_by`), so the card can say it.
     Only approvals made under the task's current `scope` (or unscoped ones) count: a budget approved for an
-    earlier goal is as if it were never given, so the order asks again (billing/scopes.py).
+    earlier goal is as if it were never given (billing/scopes.py).
     """
     scopes = in_scope(scope)
     if quote is not None:
@@ -119,11 +122,8 @@ def _authorise(
         if approval is not None and approval.remaining >= amount:
             return Authorisation.QUOTE, approval
 
-    reasons: list[str] = []
     budget_remaining = None
-    if api_request:
-        reasons.append("api_request")
-    elif task_id is not None:
+    if task_id is not None and not api_request:
         budgets = list(
             approval_qs_for_update().filter(
                 workspace_id=workspace_id, kind=ApprovalKind.BUDGET, task_id=task_id, scope__in=scopes
@@ -134,23 +134,28 @@ def _authorise(
         if covering is not None:
             return Authorisation.BUDGET, covering
         if budgets:
-            reasons.append("budget")
             budget_remaining = sum(a.remaining for a in open_budgets)
 
     policy = spend_policy_get(workspace_id=workspace_id)
     auto_spent = spent_today(workspace_id=workspace_id, auto_only=True)
+    over_by: dict[str, int] = {}
     if amount > policy.no_confirm_threshold:
-        reasons.append("threshold")
+        over_by["threshold"] = amount - policy.no_confirm_threshold
     if auto_spent + amount > policy.daily_no_confirm_cap:
-        reasons.append("daily_cap")
-    if not reasons:
+        over_by["daily_cap"] = auto_spent + amount - policy.daily_no_confirm_cap
+    if not over_by and not api_request:
         return Authorisation.AUTO, None
+    if budget_remaining is not None:
+        # Not a limit of its own: the task's budget would have let it through, had enough of it been left.
+        over_by["budget"] = amount - budget_remaining
+    reasons = (["api_request"] if api_request else []) + list(over_by)
     raise ConfirmationRequired(
         f"Approval needed before spending {amount} credits on {operation}.",
         details={
             "amount": amount,
             "operation": operation,
             "reasons": reasons,
+            "over_by": over_by,
             "quote": quote.pk if quote is not None else None,
             "task": task_id,
             "no_confirm_threshold": policy.no_confirm_threshold,

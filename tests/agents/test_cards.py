@@ -252,6 +252,9 @@ def test_it_opens_a_quote_card_and_approving_it_wakes_the_task_which_generates(
     assert (card.payload["amount"], card.payload["per_item"], card.payload["items"]) == (80, 40, 2)
     assert card.payload["quote"] == posters.waiting_for["quote"] and card.payload["reasons"]
     assert [o["id"] for o in card.options] == ["approve", "adjust", "decline"]
+    # and says which limit asked, and by how much: the plan's two posters are over the 0-credit limit
+    assert "the plan's 80 credits in all are 80 over the 0-credit no-confirmation limit per operation" in card.body
+    assert card.payload["limits"]["over_by"] == {"plan_budget": 80}
     assert posters.waiting_for["card"] == card.pk
     assert not Approval.objects.exists() and not Order.objects.exists()
 
@@ -330,6 +333,23 @@ def test_it_wakes_a_task_whose_approval_reaction_was_lost_at_the_next_sweep_once
     # then the first sweep woke it, once
     assert posters.pk in first.started and posters.pk not in second.started
     assert Turn.objects.filter(task=posters, trigger="approved").count() == 1
+
+
+def test_it_does_not_ask_for_a_cost_within_the_limits_when_the_task_budget_is_short(
+    posters, tools, script, funded, upstream
+):
+    from billing.services.approvals import approval_grant
+
+    # given a 10-credit budget approved for the task, and the workspace's limits (100 per operation, 500 a day)
+    approval_grant(access=funded, task_id=posters.pk, budget=10)
+    # when the model generates a 40-credit poster: more than the budget has left, within the limits
+    script([says("Making poster 1.", POSTER_1)])
+    turn_run(turn_id=tools.start_turn(posters).pk, generation=1)
+    # then nobody is asked: the limits let it through, and the short budget is left as it was
+    assert not Card.objects.filter(task=posters, kind=CardKind.QUOTE).exists()
+    order = Order.objects.get()
+    assert (order.amount, order.authorisation, order.approval_id) == (40, "auto", None)
+    assert Approval.objects.get().remaining == 10
 
 
 def test_it_leaves_a_task_waiting_when_no_approval_came_after_its_wait(posters, tools, script, funded, upstream):

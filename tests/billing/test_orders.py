@@ -12,7 +12,7 @@ from django.db import transaction
 
 from billing.exceptions import ConfirmationRequired
 from billing.models import Approval, Authorisation, LedgerEntry, LedgerKind, Order, OrderStatus, Wallet
-from billing.selectors import wallet_get
+from billing.selectors import budget_remaining, wallet_get
 from billing.services import orders as orders_module
 from billing.services.approvals import approval_grant
 from billing.services.orders import order_capture, order_refund, order_release
@@ -349,24 +349,82 @@ def test_it_refuses_an_order_that_does_not_match_its_quote(workspace, bob, acces
 
 
 @pytest.mark.django_db
-def test_it_draws_a_task_budget_and_then_asks(workspace, bob, access_of, fund, set_policy, place):
-    # given bob approved a 100-credit budget for task 7, and the policy would let 40-credit orders through
+def test_it_draws_a_task_budget_and_then_lets_the_policy_through(workspace, bob, access_of, fund, set_policy, place):
+    # given bob approved a 100-credit budget for task 7, and the policy lets 40-credit orders through
     fund(1000)
+    set_policy(threshold=50, cap=500)
     approval = approval_grant(access=access_of(bob), task_id=7, budget=100)
 
     # when the task places three 40-credit orders
-    first, second = place("1:0:0"), place("2:0:0")
-    with pytest.raises(ConfirmationRequired) as refused:
-        place("3:0:0")
+    first, second, third = place("1:0:0"), place("2:0:0"), place("3:0:0")
 
-    # then two are drawn from the budget; the third exceeds it and needs a person, even though it is small
+    # then two are drawn from the budget; the third, more than what is left of it, is within the workspace's
+    # limits and goes through unasked: an approved budget adds to the limits, it never lowers them
     assert first.authorisation == second.authorisation == Authorisation.BUDGET
+    assert (third.authorisation, third.approval_id, third.status) == (Authorisation.AUTO, None, OrderStatus.HELD)
     approval.refresh_from_db()
     assert approval.remaining == 20 and approval.consumed_at is None
-    assert refused.value.details["reasons"] == ["budget"]
-    assert refused.value.details["budget_remaining"] == 20
-    # then another task, without a budget, still runs under the policy
-    assert place("4:0:0", task_id=8, target={"task": 8}).authorisation == Authorisation.AUTO
+
+
+@pytest.mark.django_db
+def test_it_lets_a_cost_within_the_limits_through_whether_or_not_a_budget_was_approved(
+    workspace, bob, access_of, fund, set_policy, place
+):
+    # given the two situations under one policy (50 credits per operation, 100 a day): a logo task with
+    # no budget, and a poster task whose 80-credit budget is partly used (20 left)
+    fund(1000)
+    set_policy(threshold=50, cap=100)
+    approval_grant(access=access_of(bob), task_id=8, budget=80)
+    place("1:0:0", task_id=8, target={"task": 8}, amount=60)
+
+    # when the logo task spends 40 credits, and the poster task 40 credits for a revision
+    logo = place("2:0:0", task_id=7, target={"task": 7}, amount=40)
+    revision = place("3:0:0", task_id=8, target={"task": 8}, amount=40)
+
+    # then neither asks: both are within the workspace's no-confirmation limits
+    assert (logo.authorisation, revision.authorisation) == (Authorisation.AUTO, Authorisation.AUTO)
+    assert budget_remaining(workspace_id=workspace.pk, task_id=8) == 20
+
+
+@pytest.mark.django_db
+def test_it_lets_an_approved_budget_pay_above_the_limits(workspace, bob, access_of, fund, set_policy, place):
+    # given a threshold of 25 credits and a 100-credit budget for task 7
+    fund(1000)
+    set_policy(threshold=25, cap=100)
+    approval = approval_grant(access=access_of(bob), task_id=7, budget=100)
+
+    # when the task places a 40-credit order, above the threshold
+    order = place("1:0:0")
+
+    # then the budget pays for it without asking
+    assert (order.authorisation, order.approval_id) == (Authorisation.BUDGET, approval.pk)
+
+
+@pytest.mark.django_db
+def test_it_asks_only_above_both_and_names_each_limit_and_its_excess(
+    workspace, bob, access_of, fund, set_policy, place
+):
+    # given 25 credits per operation and 100 a day, 72 of which were spent unasked, and a budget with 15 left
+    fund(1000)
+    set_policy(threshold=25, cap=100)
+    place("1:0:0", task_id=8, target={"task": 8}, amount=24)
+    place("2:0:0", task_id=8, target={"task": 8}, amount=24)
+    place("3:0:0", task_id=8, target={"task": 8}, amount=24)
+    approval_grant(access=access_of(bob), task_id=7, budget=55)
+    place("4:0:0", amount=40)
+    before = money()
+
+    # when the task places another 40-credit order
+    with pytest.raises(ConfirmationRequired) as refused:
+        place("5:0:0", amount=40)
+
+    # then it asks, naming each limit it passes and by how much; nothing was held
+    details = refused.value.details
+    assert details["reasons"] == ["threshold", "daily_cap", "budget"]
+    assert details["over_by"] == {"threshold": 15, "daily_cap": 12, "budget": 25}
+    assert (details["amount"], details["no_confirm_threshold"], details["daily_no_confirm_cap"]) == (40, 25, 100)
+    assert (details["auto_spent_today"], details["budget_remaining"]) == (72, 15)
+    assert money() == before
 
 
 @pytest.mark.django_db

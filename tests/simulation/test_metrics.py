@@ -171,6 +171,21 @@ def test_a_quote_under_the_threshold_is_unnecessary_and_one_above_it_is_not(work
     assert any("Approve 40 credits" in f for f in metrics.findings)
 
 
+def test_a_quote_asked_only_because_the_task_budget_ran_short_is_unnecessary(workspace, owner, posters):
+    # given a policy that lets 50 credits through unasked (an approved budget adds to it, never lowers it)
+    spend_policy_update(access=owner, no_confirm_threshold=50)
+    # when a 40-credit revision is quoted because the task's budget had too little left, then a 60-credit one
+    # that is over the threshold and which the budget did not cover either
+    _wait_on(posters, {"type": "approval", "amount": 40, "per_item": 40, "items": 1, "reasons": ["budget"]})
+    _wait_on(
+        posters, {"type": "approval", "amount": 60, "per_item": 60, "items": 1, "reasons": ["threshold", "budget"]}
+    )
+    # then only the first asked for nothing
+    metrics = measured(workspace)
+    assert (metrics.confirmations, metrics.unnecessary_confirmations) == (2, 1)
+    assert any("Approve 40 credits" in f for f in metrics.findings)
+
+
 def test_a_quote_is_judged_by_the_policy_of_its_moment(workspace, owner, posters):
     # given a 60-credit quote asked while the threshold was 50
     spend_policy_update(access=owner, no_confirm_threshold=50)
