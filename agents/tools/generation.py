@@ -214,24 +214,35 @@ class _Generate(Tool):
     def _check_plan_budget(self, ctx: ToolContext, args: GenerateArgs, amount: int) -> None:
         """The person's request is the plan: when the plan's total passes the per-request threshold, a
         person approves a budget for it before its first paid step, even if each step alone would not
-        need it (DESIGN §5). Once a budget exists, billing draws each order from it."""
+        need it (DESIGN §5). Like any cost, the plan asks only when it is beyond both the threshold and what
+        is left of the task's approved budget (a budget adds to the limits, never lowers them): once a budget
+        covers it, billing draws each order from it."""
         if args.checklist_position is None:
             return
-        if budget_remaining(workspace_id=ctx.workspace_id, task_id=ctx.task_id) is not None:
-            return
         items = _open_items(ctx.task_id)
+        total = amount * items
         threshold = spend_policy_get(workspace_id=ctx.workspace_id).no_confirm_threshold
-        if items > 1 and amount * items > threshold:
-            raise ConfirmationRequired(
-                "The plan's total needs a person's approval before its first paid step.",
-                details={
-                    "amount": amount * items,
-                    "operation": self.operation,
-                    "reasons": ["plan_budget"],
-                    "no_confirm_threshold": threshold,
-                    "over_by": {"plan_budget": amount * items - threshold},
-                },
-            )
+        if items <= 1 or total <= threshold:
+            return
+        remaining = budget_remaining(workspace_id=ctx.workspace_id, task_id=ctx.task_id)
+        # What is still to pay: the items in progress already hold their money (drawn from the budget).
+        unpaid = amount * ChecklistItem.objects.filter(task_id=ctx.task_id, status=ChecklistStatus.PENDING).count()
+        if remaining is not None and unpaid <= remaining:
+            return
+        over_by = {"plan_budget": total - threshold}
+        if remaining is not None:
+            over_by["budget"] = unpaid - remaining
+        raise ConfirmationRequired(
+            "The plan's total needs a person's approval before its first paid step.",
+            details={
+                "amount": total,
+                "operation": self.operation,
+                "reasons": list(over_by),
+                "over_by": over_by,
+                "no_confirm_threshold": threshold,
+                "budget_remaining": remaining,
+            },
+        )
 
     def _needs_approval(self, ctx: ToolContext, args: GenerateArgs, amount: int, exc: ConfirmationRequired):
         """Quote the rest of the plan for this operation, and wait for a person to approve it."""

@@ -359,6 +359,13 @@ def test_it_leaves_a_task_waiting_when_no_approval_came_after_its_wait(posters, 
     approval_grant(access=funded, task_id=posters.pk, budget=10)
     card = needs_approval(funded, posters, tools, script)
     assert card.kind == CardKind.QUOTE
+    # (the plan's two posters are beyond both the 0-credit limit and the 10 credits left, and the card says so)
+    assert card.payload["reasons"] == ["plan_budget", "budget"]
+    assert card.body.endswith(
+        "the plan's 80 credits in all are 80 over the 0-credit no-confirmation limit per operation, and a plan's "
+        "paid steps are approved together, before the first one; and the task's approved budget has 10 credits "
+        "left, 70 short."
+    )
     # when the watchdog sweeps
     report = watchdog_sweep()
     # then the task still waits for the person: the old budget is not the approval it asked for

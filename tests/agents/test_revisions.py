@@ -6,7 +6,7 @@ The simulated upstream stands in for the renderer; its completions go through jo
 
 import pytest
 
-from agents.models import ChecklistItem, TaskStatus, Turn, TurnStatus
+from agents.models import Card, CardKind, ChecklistItem, TaskStatus, Turn, TurnStatus
 from agents.runtime.loop import turn_run
 from agents.services.inbox import message_post
 from agents.services.tasks import task_create
@@ -55,10 +55,13 @@ def test_it_revises_finished_posters_as_new_versions_of_the_same_artifacts(works
     originals = sorted(Artifact.objects.filter(workspace=workspace).values_list("pk", flat=True))
     assert len(originals) == 3
 
-    # when the person asks for a change days later, and approves its cost
+    # when the person asks for a change days later: three 40-credit revisions, each within the workspace's
+    # no-confirmation limits (100 per operation, 500 a day), although the approved budget is used up
     message_post(access=access, task_id=task.pk, text="Make the posters warmer and move the text")
     run_queued_turns()
-    approve(access, task)
+    # (nobody is asked: an approved budget adds to the limits, it never lowers them — DESIGN §5, issue 31)
+    task.refresh_from_db()
+    assert task.waiting_for["type"] == "jobs" and Card.objects.filter(task=task, kind=CardKind.QUOTE).count() == 1
     complete_open_jobs()
 
     # then the same three artifacts got a second version each, asked with the change, and the task is done
@@ -71,8 +74,9 @@ def test_it_revises_finished_posters_as_new_versions_of_the_same_artifacts(works
     assert revision_jobs.count() == 3
     assert all("warmer" in job.prompt and "move the text" in job.prompt for job in revision_jobs)
     assert [i.status for i in ChecklistItem.objects.filter(task=task)] == ["done"] * 3
-    # six posters paid once each, after two approvals; the person never typed "continue"
+    # six posters paid once each: three under the one approval, three within the limits; never a "continue"
     assert list(Order.objects.values_list("status", flat=True)) == ["captured"] * 6
+    assert list(Order.objects.order_by("pk").values_list("authorisation", flat=True)) == ["budget"] * 3 + ["auto"] * 3
     assert wallet_reconcile(workspace.pk)[0]
 
 
