@@ -226,8 +226,14 @@ def test_it_asks_a_person_above_the_threshold_and_declining_cancels_the_run(work
     # when the owner starts it
     started = flow_run_request(workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "x"}, started_by=None)
 
-    # then it waits on a card, for the threshold
+    # then it waits on a card, for the threshold, which it names with the excess
     assert started.card is not None and started.card.payload["reasons"] == ["threshold"]
+    amount = started.amount
+    assert started.card.payload["limits"]["over_by"] == {"threshold": amount - 50}
+    assert started.card.body.endswith(
+        f" A person approves it because {amount} credits is {amount - 50} over the 50-credit no-confirmation limit "
+        "per operation."
+    )
 
     # when the person declines
     card_act(access=owner, card_id=started.card.pk, action="decline")
