@@ -130,13 +130,22 @@ class QuoteIn(StrictSerializer):
     params = serializers.DictField(
         required=False, default=dict, help_text="Operation parameters: `count` images, video `seconds`, prompt..."
     )
-    task = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_ID)
+    task = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="The task it is for: one of this workspace (another workspace's, or none: 404).",
+    )
 
 
 class ApprovalIn(StrictSerializer):
     quote = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID, help_text="Approve this quote.")
     task = serializers.IntegerField(
-        required=False, min_value=1, max_value=MAX_ID, help_text="With `budget`: the task it is for."
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="With `budget`: the task it is for, one of this workspace (another workspace's, or none: 404).",
     )
     budget = serializers.IntegerField(
         required=False, min_value=1, max_value=MAX_ORDER_AMOUNT, help_text="With `task`: the ceiling, in credits."
