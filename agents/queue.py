@@ -5,6 +5,9 @@ import logging
 from django.conf import settings
 from django.db import transaction
 
+from lomote.kernel.deferred import enqueue_with_commit
+from workspace.models import GenerationJob
+
 logger = logging.getLogger(__name__)
 
 
@@ -24,6 +27,26 @@ def turn_message_name(turn_id: int, generation: int) -> str:
 def enqueue_turn_now(turn_id: int, generation: int) -> None:
     """Enqueue at once, outside any transaction (the watchdog, for a turn whose message is gone)."""
     _enqueue(turn_id, generation)
+
+
+def job_settled_message_name(job_id: int) -> str:
+    return f"job-settled-{job_id}"
+
+
+def job_settled_enqueue(*, task_id: int, job_id: int) -> None:
+    """Have a worker record a settled job on its task and decide whether the task goes on (wakeups.task_job_settled).
+
+    Queued with the job's own transaction (lomote/kernel/deferred.py); the watchdog does it for a task still
+    waiting on settled jobs when the message was lost. Safe to run twice."""
+    enqueue_with_commit(
+        "agents.tasks.job_settled",
+        task_id,
+        job_id,
+        name=job_settled_message_name(job_id),
+        group="wakeups",
+        timeout=settings.LOMOTE_TASK_TIMEOUTS["default"],
+        written_with=GenerationJob,
+    )
 
 
 def _enqueue(turn_id: int, generation: int) -> None:

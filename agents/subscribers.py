@@ -1,6 +1,7 @@
 """Every reaction of agents to something that happened elsewhere, in one list (`install`, from AgentsConfig.ready).
 
-- a generation job settled (workspace) → the task waiting on it wakes (wakeups.task_job_settled);
+- a generation job settled (workspace) → the task waiting on it wakes (wakeups.task_job_settled), in a worker: the
+  report that settled it (a provider's webhook) only queues that, with its own commit;
 - spending was approved (billing) → the task waiting for that approval wakes (wakeups.task_spending_approved);
 - a task's title, brief or summary was saved → the Router's search row for it follows (task_index);
 - a memory was forgotten (memory) → the tasks' search rows drop what carried it (task_index_forget);
@@ -10,20 +11,23 @@
 - memory extracts memories from evidence (its extractor hook) → the task's model reads it (memory_feed).
 
 Publishers hold their own locks (the job, the workspace row) when they publish, and task writers lock the
-task first; so the wake-ups run after the publisher's commit, in their own transaction. If the process dies
-in between, the watchdog finds the task waiting on settled jobs or granted approvals and does the same, once.
+task first; so the wake-ups run after the publisher's commit, in their own transaction. A settled job's reaction
+is queued in the job's own transaction (lomote/kernel/deferred.py): a job report costs its own writes, not the
+task's summary, episode and search rows. If a reaction is lost all the same (another broker, a process dying
+after an on-commit), the watchdog finds the task waiting on settled jobs or granted approvals and does it, once.
 """
 
 from django.db import transaction
 from django.db.models.signals import post_save
 
 from agents.models import Task
+from agents.queue import job_settled_enqueue
 from agents.selectors import goal_scope_of
 from agents.services import flow_nodes, memory_feed
 from agents.services.embedding_endpoint import embedding_endpoint
 from agents.services.flow_threads import flow_result_post
 from agents.services.task_index import on_task_saved, task_index_forget
-from agents.services.wakeups import task_job_settled, task_spending_approved
+from agents.services.wakeups import task_spending_approved
 from billing.domain_events import APPROVAL_GRANTED
 from billing.scopes import scope_resolver_install
 from lomote.kernel import domain_events
@@ -34,7 +38,7 @@ from workspace.search import endpoint_resolver_install
 
 def on_job_settled(*, job_id: int, task_id: int | None = None, **_) -> None:
     if task_id is not None:
-        transaction.on_commit(lambda: task_job_settled(task_id=task_id, job_id=job_id))
+        job_settled_enqueue(task_id=task_id, job_id=job_id)
 
 
 def on_approval_granted(*, workspace_id: int, task_id: int | None = None, **_) -> None:

@@ -39,6 +39,7 @@ from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus, SpendPol
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup
 from tests.agents.conftest import says
+from tests.support.queued import run_wakeups
 from tests.support.rest import assert_error
 from workspace.models import Artifact, GenerationJob, JobStatus
 from workspace.selectors import workspace_access
@@ -95,6 +96,7 @@ def settle(access, task, *, approve=False):
             return
         for job in open_jobs:
             job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+        run_wakeups()
     raise AssertionError("the task did not come to rest")
 
 

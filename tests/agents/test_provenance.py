@@ -23,6 +23,7 @@ from memory.services.index import index_put
 from memory.services.profile import profile_rebuild
 from tests.agents.conftest import says
 from tests.support.factories import WorkspaceFactory
+from tests.support.queued import run_wakeups
 from tests.support.rest import assert_error
 from workspace.models import GenerationJob
 from workspace.selectors import workspace_access
@@ -65,6 +66,7 @@ def run(task, tools, script, responses, trigger="test"):
 
 def complete(job: GenerationJob):
     assert job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+    run_wakeups()
     job.refresh_from_db()
     return job.artifact_version
 

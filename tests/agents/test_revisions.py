@@ -13,6 +13,7 @@ from agents.services.tasks import task_create
 from billing.models import Order
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup
+from tests.support.queued import run_wakeups
 from workspace.models import Artifact, GenerationJob, JobStatus
 from workspace.selectors import workspace_access
 from workspace.services.jobs import job_event_apply
@@ -31,6 +32,7 @@ def run_queued_turns():
 def complete_open_jobs():
     for job in GenerationJob.objects.exclude(status__in=[JobStatus.SUCCEEDED, JobStatus.FAILED]):
         job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+    run_wakeups()
     run_queued_turns()
 
 

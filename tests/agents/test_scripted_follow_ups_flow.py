@@ -17,6 +17,7 @@ from agents.services.inbox import message_post
 from agents.services.tasks import task_create
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup
+from tests.support.queued import run_wakeups
 from workspace.models import Artifact, GenerationJob, JobStatus
 from workspace.providers.procedural import render_image
 from workspace.selectors import workspace_access
@@ -55,6 +56,7 @@ def settle(access, task):
             return
         for job in open_jobs:
             job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+        run_wakeups()
     raise AssertionError("the task did not come to rest")
 
 

@@ -6,6 +6,7 @@ from agents.locks import task_qs_for_update
 from agents.models import ACTIVE_TURN_STATUSES, Card, Task, Turn
 from agents.runtime.loop import turn_run
 from agents.services.cards import card_open_for_wait
+from tests.support.queued import run_wakeups
 from workspace.selectors import Access, workspace_access
 from workspace.services.jobs import job_event_apply
 
@@ -36,4 +37,7 @@ def open_card(task: Task, waiting_for: dict) -> Card:
 
 
 def complete(job) -> bool:
-    return job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+    """The job succeeds, and a worker runs the task's reaction to it."""
+    applied = job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+    run_wakeups()
+    return applied
