@@ -44,6 +44,7 @@ details in different languages, or in other words), meaning may: the offline mul
 closest line is clearly closer than every other candidate's is chosen. Otherwise it still asks.
 """
 
+import functools
 import json
 import math
 import re
@@ -113,9 +114,11 @@ def _one_typo(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
+@functools.lru_cache(maxsize=8192)
 def media_kind(word: str) -> str | None:
     """The kind of work a folded word names ("affiches" → poster, "clip" → video), typos of one letter
-    included for words of five letters or more; None for any other word."""
+    included for words of five letters or more; None for any other word. Remembered per word: the typo scan
+    runs over the whole lexicon, and the planner reads the same guide list at every step of every turn."""
     kind = MEDIA.get(word) or MEDIA.get(stem(word))
     if kind or len(word) < 5 or word.isdigit():
         return kind

@@ -21,6 +21,7 @@ from memory.services.evidence import evidence_record
 from memory.services.extraction import evidence_extract
 from tests.support.fake_embeddings import FakeEmbeddingServer
 from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.queued import run_queued
 from workspace.models import Embedding, Event
 from workspace.search import offline_embedder
 from workspace.search.embedders import embedders_for
@@ -113,20 +114,18 @@ def test_the_duplicate_check_finds_the_same_goal_in_other_words(workspace, studi
     assert task_index.task_duplicates_find(workspace_id=workspace.pk, text="Write our privacy policy") == []
 
 
-def test_a_task_vectors_follow_its_text(workspace, access, django_capture_on_commit_callbacks):
+def test_a_task_vectors_follow_its_text(workspace, access):
     # given the poster task indexed
     posters = _task(access, *POSTERS)
     task_index.task_search_similar(workspace_id=workspace.pk, text="posters")
     model = offline_embedder().model_id
     old = Embedding.objects.get(kind=task_index.TASK, object_id=posters.pk, model_id=model)
 
-    # when its summary changes: the old vector goes with the save, the new one comes after the commit
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        posters.summary = "Affiches livrées : orange et bleu canard"
-        posters.save(update_fields=["summary", "updated_at"])
-        assert not Embedding.objects.filter(kind=task_index.TASK, object_id=posters.pk).exists()
-    for callback in callbacks:
-        callback()
+    # when its summary changes: the old vector goes with the save, the new one comes from a worker after it
+    posters.summary = "Affiches livrées : orange et bleu canard"
+    posters.save(update_fields=["summary", "updated_at"])
+    assert not Embedding.objects.filter(kind=task_index.TASK, object_id=posters.pk).exists()
+    run_queued("workspace.tasks.embeddings_follow_work")
 
     # then the new row is the new text's, with one vector per line (title, brief, summary)
     new = Embedding.objects.get(kind=task_index.TASK, object_id=posters.pk, model_id=model)
@@ -172,6 +171,7 @@ def test_a_forget_drops_the_vectors_made_from_it(workspace, alice, no_enqueue, d
     with django_capture_on_commit_callbacks(execute=True):
         _, card = memory_forget_ask(access=access, evidence={"type": "task_message", "id": message.pk})
         card_act(access=access, card_id=card.pk, action="confirm")
+    run_queued("workspace.tasks.embeddings_follow_work")
 
     # then no vector made from the text that carried it is left, and the task is searchable without it
     assert not Embedding.objects.filter(text_hash=carried).exists()

@@ -13,6 +13,7 @@ from agents.services.tasks import task_cancel
 from billing.services.wallets import wallet_topup
 from tests.agents.conftest import says
 from tests.support.cards import PNG, access_of
+from tests.support.queued import run_wakeups
 from workspace.models import GenerationJob
 from workspace.providers import registry
 from workspace.providers.simulated import SimulatedUpstream
@@ -111,6 +112,7 @@ def test_it_rewrites_the_summary_when_the_last_job_finishes_the_task(task, scrip
         # when the job succeeds (no turn runs after it: the task is finished by the job's reaction)
         job = GenerationJob.objects.get(task_id=task.pk)
         job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+        run_wakeups()
     # then the summary says so, instead of still waiting
     task.refresh_from_db()
     assert task.status == "done"

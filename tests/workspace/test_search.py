@@ -15,6 +15,7 @@ from django.core.management import CommandError, call_command
 
 from lomote.kernel.exceptions import InvalidInput
 from tests.support.fake_embeddings import FakeEmbeddingServer
+from tests.support.queued import queued, run_queued
 from workspace.models import Artifact, ArtifactKind, Embedding
 from workspace.search import (
     ARTIFACT,
@@ -33,6 +34,7 @@ from workspace.services.artifacts import artifact_create
 from workspace.services.workspaces import workspace_create
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers")]
+EMBED = "workspace.tasks.embeddings_follow_work"
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-test-embedding-key-0123456789"  # noqa: S105 - a test key, asserted never to leak
@@ -239,20 +241,17 @@ def test_reembed_prunes_deleted_objects_and_refuses_unknown_kinds(workspace, lib
         call_command("reembed", "--workspace", "999999")
 
 
-def test_a_save_drops_outdated_vectors_at_once_and_embeds_after_commit(
-    workspace, library, django_capture_on_commit_callbacks
-):
+def test_a_save_drops_outdated_vectors_at_once_and_embeds_after_commit(workspace, library):
     # given the poster embedded
     reembed(workspace_ids=[workspace.pk], kinds=[ARTIFACT])
     poster = library["poster"]
 
-    # when its title changes: the outdated row goes in the saving transaction, the new one after the commit
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        poster.title = "Affiche rétro n°1"
-        poster.save(update_fields=["title", "updated_at"])
-        assert not Embedding.objects.filter(object_id=poster.pk, kind=ARTIFACT).exists()
-    for callback in callbacks:
-        callback()
+    # when its title changes: the outdated row goes in the saving transaction, the new one in a worker after it
+    poster.title = "Affiche rétro n°1"
+    poster.save(update_fields=["title", "updated_at"])
+    assert not Embedding.objects.filter(object_id=poster.pk, kind=ARTIFACT).exists()
+    assert queued(EMBED)[-1] == (workspace.pk, ARTIFACT, [poster.pk])
+    run_queued(EMBED)
 
     # then its row is the new text's, and a save of other fields leaves rows alone
     row = Embedding.objects.get(object_id=poster.pk, kind=ARTIFACT)
@@ -336,9 +335,10 @@ def test_a_save_never_waits_for_the_endpoint(workspace, endpoint_resolver, djang
         asked = []
         endpoint_resolver(lambda workspace_id: asked.append(workspace_id) or _endpoint(server))
 
-        # when an artifact is created and its transaction commits
+        # when an artifact is created, and the worker embeds it after the commit
         with django_capture_on_commit_callbacks(execute=True):
             cat = _make(workspace, ArtifactKind.IMAGE, "Cat photo")
+        run_queued(EMBED)
 
         # then it was embedded locally, without even looking the endpoint up; the first search under the
         # endpoint's model adds its vector there (one request for the query, one for the artifact)
@@ -348,15 +348,15 @@ def test_a_save_never_waits_for_the_endpoint(workspace, endpoint_resolver, djang
         assert server.calls == 2 and Embedding.objects.filter(object_id=cat.pk).count() == 2
 
 
-def test_an_update_with_unchanged_text_embeds_nothing(workspace, library, django_capture_on_commit_callbacks):
+def test_an_update_with_unchanged_text_embeds_nothing(workspace, library):
     # given the library embedded
     reembed(workspace_ids=[workspace.pk], kinds=[ARTIFACT])
     before = dict(Embedding.objects.values_list("object_id", "updated_at"))
 
     # when the same text is saved again (a save that changed nothing searchable), through to the commit
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        embeddings_update(workspace_id=workspace.pk, kind=ARTIFACT, texts={library["cat"].pk: "Cat photo\nupload"})
-    assert len(callbacks) == 1
+    embeddings_update(workspace_id=workspace.pk, kind=ARTIFACT, texts={library["cat"].pk: "Cat photo\nupload"})
+    assert queued(EMBED)[-1] == (workspace.pk, ARTIFACT, [library["cat"].pk])
+    run_queued(EMBED)
 
     # then no row was rewritten
     assert dict(Embedding.objects.values_list("object_id", "updated_at")) == before

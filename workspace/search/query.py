@@ -23,9 +23,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.db import DatabaseError, transaction
 
-from workspace.models import Workspace
+from lomote.kernel.deferred import enqueue_with_commit
+from workspace.models import Embedding, Workspace
 from workspace.search import store
 from workspace.search.cache import VECTORS
 from workspace.search.embedders import Embedder, EmbeddingFailed, embed_first, embedders_for
@@ -331,15 +333,32 @@ def _embed_stale(
 
 def embeddings_update(*, workspace_id: int, kind: str, texts: Mapping[int, str]) -> None:
     """The write side of a save: in the caller's transaction, delete the rows made from an older text; after
-    its commit, embed the new texts locally (offline model, else words; a failure there is logged, and the next
-    search embeds them instead). Never a network call on a write path."""
+    its commit, a worker embeds the objects' texts as they then are (`embeddings_follow`, queued with the save:
+    lomote/kernel/deferred.py), locally (offline model, else words). A save never waits for a model, nor for a
+    network call. Should that job be lost or fail, the next search embeds what it finds missing (`score_rows`)."""
     if not texts:
         return
-    texts = dict(texts)
     hashes = {object_id: text_hash(text) for object_id, text in texts.items()}
     store.rows_invalidate(workspace_id=workspace_id, kind=kind, hashes=hashes)
-    transaction.on_commit(
-        lambda: embeddings_refresh(workspace_id=workspace_id, kind=kind, texts=texts, remote=False), robust=True
+    ids = sorted(texts)
+    enqueue_with_commit(
+        "workspace.tasks.embeddings_follow_work",
+        workspace_id,
+        kind,
+        ids,
+        name=f"embed-{kind}-{workspace_id}-{ids[0]}" + (f"+{len(ids) - 1}" if len(ids) > 1 else ""),
+        group="search",
+        timeout=settings.LOMOTE_TASK_TIMEOUTS["default"],
+        written_with=Embedding,
+    )
+
+
+def embeddings_follow(*, workspace_id: int, kind: str, object_ids: Sequence[int]) -> str:
+    """Embed these objects from their current texts, locally (the job `embeddings_update` queues). Objects gone
+    meanwhile are skipped; texts read now carry nothing forgotten since. Safe to run twice: an object whose row
+    was made from its current text is not redone. Returns the model id used ("" when nothing was left)."""
+    return embeddings_refresh(
+        workspace_id=workspace_id, kind=kind, texts=_texts(kind, workspace_id, object_ids), remote=False
     )
 
 
