@@ -31,12 +31,18 @@ server DATABASE_URL names. It measures, in the same run:
       stack, signature check, delivery-id row, `job_event_apply`, the billing and agents reactions — our
       code without a socket or an HTTP server's parsing. Signing happens before the clock starts.
     - Half B goes straight to `job_event_apply` (no HTTP, no signature, no delivery row), for comparison.
+    A report commits the job, its artifact version, the capture and the card's event; what follows from it —
+    the task's reaction (record, decide, finish: summary, episode) and the search vectors — is queued in the
+    same transaction for a worker (lomote/kernel/deferred.py). So once both halves are timed, a cluster with the
+    same workers is started again and drains that work (timed: "deferred work drained").
     The outcome is checked, not assumed: every delivery answered 200; originals applied, every duplicate
     ignored (re-sent deliveries answered `duplicate`); per job one artifact version and a succeeded job; per
     order one hold and one capture; the ledger reconciles with the wallet; each task DONE by its completion,
     with no second turn (nothing woke).
 
-Exit status: 0 when both targets pass, 1 otherwise (the table is printed either way).
+Targets (issue 31): workers occupied while jobs wait = 0; callbacks exactly once; a success report applied in
+at most 20 ms (median, direct); at least 150 callbacks/s through the webhook; at least 25 turns/s through the
+cluster with 2 workers. Exit status: 0 when every target passes, 1 otherwise (the table is printed either way).
 
 Usage: `python -m bench.generation_bench [--tasks 200] [--workers 2] [--sample-seconds 3] [--keep]`.
 """
@@ -74,6 +80,10 @@ SAMPLE_EVERY = 0.02
 WAIT_TIMEOUT = 600.0
 DRAIN_TIMEOUT = 15.0
 SEED = 4
+SUCCESS_MS_TARGET = 20.0  # median ms to apply one success report (job_event_apply, no HTTP)
+CALLBACKS_PER_S_TARGET = 150.0  # signed webhooks through the test Client
+TURNS_PER_S_TARGET = 25.0  # tasks brought to WAITING per second by the cluster
+TURNS_TARGET_WORKERS = 2  # the turns target is stated for this many workers
 
 
 # --- database plumbing ------------------------------------------------------------------------------------
@@ -598,10 +608,36 @@ class CallbackResult:
     redeliveries: int
     http: Throughput
     direct: Throughput
+    drained_s: float
     problems: list[str]
 
 
-def callbacks(scene: Scene, tasks: int) -> CallbackResult:
+def deferred_drain(scene: Scene, workers: int) -> float:
+    """Start a cluster again and time it until the work the reports queued is done: no message left, no task
+    still WAITING (each one's reaction finished it)."""
+    from django_q.models import OrmQ
+
+    from agents.models import Task, TaskStatus
+    from tests.support import qcluster
+
+    waiting = Task.objects.filter(workspace_id=scene.workspace_id, status=TaskStatus.WAITING)
+    print(f"draining the deferred work ({OrmQ.objects.count()} messages) with a cluster ...", flush=True)
+    process, log = qcluster.start(cluster_env(workers))
+    try:
+        began = time.perf_counter()
+        qcluster.wait_for(
+            lambda: not OrmQ.objects.exists() and not waiting.exists(),
+            timeout=WAIT_TIMEOUT,
+            process=process,
+            log=log,
+            what="the cluster to drain the deferred work",
+        )
+        return time.perf_counter() - began
+    finally:
+        qcluster.stop(process, log)
+
+
+def callbacks(scene: Scene, tasks: int, workers: int) -> CallbackResult:
     from workspace.models import GenerationJob
     from workspace.providers.procedural import render
 
@@ -616,6 +652,7 @@ def callbacks(scene: Scene, tasks: int) -> CallbackResult:
     http = through_http(http_plan)
     print(f"{len(direct_plan)} reports straight to job_event_apply ...", flush=True)
     applied = direct(direct_plan)
+    drained = deferred_drain(scene, workers)
     problems = http.problems + applied.problems + outcome_check(scene, tasks, http_plan)
     return CallbackResult(
         jobs_each=half,
@@ -623,6 +660,7 @@ def callbacks(scene: Scene, tasks: int) -> CallbackResult:
         redeliveries=sum(1 for cb in http_plan if cb.duplicate == "redelivery"),
         http=http,
         direct=applied,
+        drained_s=drained,
         problems=problems,
     )
 
@@ -683,6 +721,7 @@ def report(*, wait: WaitResult, cb: CallbackResult, server: str) -> str:
             " / ".join(fmt(n_direct.median_ms(k)) for k in ("progress", "success", "duplicate")),
         ),
         ("  webhook cost / direct cost per call", f"{n_direct.per_second / n_http.per_second:.2f}×"),
+        ("  then deferred work (wake-ups, search vectors) drained by a cluster, s", fmt(cb.drained_s)),
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     rule = "  ".join("-" * w for w in widths)
@@ -701,8 +740,40 @@ def report(*, wait: WaitResult, cb: CallbackResult, server: str) -> str:
         f"{occupied} -> " + verdict(occupied == 0 and mn["jobs_waiting"] == wait.tasks, f"{occupied} occupied"),
         "  callbacks exactly once (one artifact version per job, one hold and one capture per order, duplicates "
         "ignored, ledger reconciles, nothing woke): " + verdict(not cb.problems, outcome),
+        *speed_lines(wait, cb),
     ]
     return "\n".join(out)
+
+
+def speed_targets(wait: WaitResult, cb: CallbackResult) -> list[tuple[str, bool, str]]:
+    """(line, passed, miss) for the speed targets of issue 31; the turns target only counts at its worker count."""
+    success = cb.direct.median_ms("success")
+    turns = wait.tasks / wait.all_waiting_s
+    lines = [
+        (
+            f"  success report applied (job_event_apply, median) <= {SUCCESS_MS_TARGET:g} ms: {fmt(success)} ms",
+            success is not None and success <= SUCCESS_MS_TARGET,
+            f"{fmt(success)} ms",
+        ),
+        (
+            f"  callbacks/s through the webhook >= {CALLBACKS_PER_S_TARGET:g}: {cb.http.per_second:,.0f}",
+            cb.http.per_second >= CALLBACKS_PER_S_TARGET,
+            f"{cb.http.per_second:,.0f}/s",
+        ),
+    ]
+    if wait.workers == TURNS_TARGET_WORKERS:
+        lines.append(
+            (
+                f"  turns/s with {TURNS_TARGET_WORKERS} workers >= {TURNS_PER_S_TARGET:g}: {turns:,.1f}",
+                turns >= TURNS_PER_S_TARGET,
+                f"{turns:,.1f}/s",
+            )
+        )
+    return lines
+
+
+def speed_lines(wait: WaitResult, cb: CallbackResult) -> list[str]:
+    return [f"{line} -> " + verdict(ok, miss) for line, ok, miss in speed_targets(wait, cb)]
 
 
 # --- main -------------------------------------------------------------------------------------------------
@@ -726,11 +797,12 @@ def main(argv: list[str] | None = None) -> int:
         django_setup(target.url, var_dir)
         scene = scene_create(args.tasks)
         wait = workers_while_waiting(scene, args.tasks, args.workers, args.sample_seconds)
-        result = callbacks(scene, args.tasks)
+        result = callbacks(scene, args.tasks, args.workers)
         print()
         print(report(wait=wait, cb=result, server=server))
         passed = wait.occupancy.workers_occupied == 0 and wait.occupancy.minima["jobs_waiting"] == args.tasks
-        return 0 if passed and not result.problems else 1
+        fast = all(ok for _, ok, _ in speed_targets(wait, result))
+        return 0 if passed and fast and not result.problems else 1
     finally:
         if "django.db" in sys.modules:
             from django.db import connections

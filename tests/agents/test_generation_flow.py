@@ -7,21 +7,23 @@ straight to job_event_apply, the path webhooks and polling use.
 import threading
 
 import pytest
-from django.db import connections
+from django.db import connections, transaction
 from django.utils import timezone
 from django_q.models import OrmQ
 
 from agents.models import ChecklistItem, ChecklistStatus, TaskStatus, Turn, TurnStatus
 from agents.runtime.loop import turn_run
 from agents.services.tasks import task_cancel
+from agents.tasks import job_settled
 from agents.tools.base import ToolContext
 from agents.tools.generation import GenerateArgs, GenerateImage
 from billing.models import LedgerEntry, LedgerKind, Order
 from billing.services.approvals import approval_grant
 from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_reconcile, wallet_topup
+from memory.models import Episode
 from tests.agents.conftest import says
-from tests.support.queued import run_wakeups
+from tests.support.queued import queued, run_wakeups
 from workspace.models import ArtifactVersion, GenerationJob, JobStatus
 from workspace.selectors import workspace_access
 from workspace.services.jobs import job_event_apply, jobs_poll_silent
@@ -315,3 +317,54 @@ def test_it_records_every_settled_job_when_the_reaction_to_an_earlier_one_was_lo
     assert [i.artifacts[0]["job"] for i in items] == [first.pk, second.pk]
     posters.refresh_from_db()
     assert (posters.status, posters.stop_reason) == (TaskStatus.DONE, "checklist_complete")
+
+
+def test_it_leaves_the_reaction_to_a_worker_and_the_task_finishes_once(task, tools, script, funded, upstream):
+    # given a one-item task waiting for its poster
+    ChecklistItem.objects.create(task=task, position=1, title="Poster")
+    _, job = run_first_poster(task, tools, script)
+    # when the success report is applied (a webhook's work)
+    assert job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+    # then the job, its version and the capture are committed, and the task's reaction waits in the queue
+    task.refresh_from_db()
+    assert (ArtifactVersion.objects.count(), ledger(LedgerKind.CAPTURE)) == (1, 1)
+    assert task.status == TaskStatus.WAITING
+    assert queued("agents.tasks.job_settled") == [(task.pk, job.pk)]
+    # and when a worker runs it (twice: the broker is at-least-once) the task is done, once
+    assert run_wakeups() == ["checklist_complete"]
+    assert job_settled(task.pk, job.pk) == "recorded"
+    task.refresh_from_db()
+    assert (task.status, task.stop_reason) == (TaskStatus.DONE, "checklist_complete")
+    assert Episode.objects.filter(task_id=task.pk).count() == 1
+    assert "Finished." in task.summary
+
+
+def test_it_queues_no_reaction_when_the_report_is_rolled_back(posters, tools, script, funded, upstream):
+    # given a task waiting for its poster
+    _, job = run_first_poster(posters, tools, script)
+    # when the transaction applying the success report fails after it
+    with pytest.raises(RuntimeError), transaction.atomic():
+        job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+        raise RuntimeError("the database went away")
+    # then neither the result nor its reaction exist: the message was written with the job, not after it
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUBMITTED
+    assert queued("agents.tasks.job_settled") == []
+
+
+def test_the_watchdog_does_a_lost_reaction_once(task, tools, script, funded, upstream):
+    from agents.runtime.watchdog import watchdog_sweep
+
+    # given a one-item task whose poster succeeded, and the message of its reaction lost
+    ChecklistItem.objects.create(task=task, position=1, title="Poster")
+    _, job = run_first_poster(task, tools, script)
+    assert job_event_apply(job_id=job.pk, status="succeeded", progress=100, result=PNG)
+    OrmQ.objects.all().delete()
+    # when the watchdog sweeps, twice
+    watchdog_sweep()
+    watchdog_sweep()
+    # then the task carries the result and is done, with one episode
+    task.refresh_from_db()
+    assert (task.status, task.stop_reason) == (TaskStatus.DONE, "checklist_complete")
+    assert ChecklistItem.objects.get(task=task).artifacts[0]["job"] == job.pk
+    assert Episode.objects.filter(task_id=task.pk).count() == 1

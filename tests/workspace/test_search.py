@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django_q.models import OrmQ
 
 from lomote.kernel.exceptions import InvalidInput
 from tests.support.fake_embeddings import FakeEmbeddingServer
@@ -32,6 +33,7 @@ from workspace.search.query import text_hash
 from workspace.selectors import artifact_search
 from workspace.services.artifacts import artifact_create
 from workspace.services.workspaces import workspace_create
+from workspace.tasks import embeddings_follow_work
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers")]
 EMBED = "workspace.tasks.embeddings_follow_work"
@@ -346,6 +348,35 @@ def test_a_save_never_waits_for_the_endpoint(workspace, endpoint_resolver, djang
         assert Embedding.objects.get(object_id=cat.pk).model_id == offline_embedder().model_id
         artifact_search_meaning(workspace_id=workspace.pk, text="cat photo")
         assert server.calls == 2 and Embedding.objects.filter(object_id=cat.pk).count() == 2
+
+
+def test_the_vectors_of_a_save_whose_job_was_lost_are_made_by_the_next_search(workspace, library):
+    # given an artifact saved, and the job that would embed it lost (dropped with a dead worker's message)
+    rogue = _make(workspace, ArtifactKind.IMAGE, "Lighthouse at dusk", description="Blue hour over the sea")
+    assert queued(EMBED)[-1] == (workspace.pk, ARTIFACT, [rogue.pk])
+    OrmQ.objects.all().delete()
+    assert not Embedding.objects.filter(object_id=rogue.pk, kind=ARTIFACT).exists()
+    # when someone searches by meaning
+    found = artifact_search_meaning(workspace_id=workspace.pk, text="a lighthouse at dusk")
+    # then it is found, and its row is written for the next searches
+    assert found[0][0].pk == rogue.pk
+    row = Embedding.objects.get(object_id=rogue.pk, kind=ARTIFACT)
+    assert row.text_hash == text_hash("Lighthouse at dusk\nBlue hour over the sea")
+
+
+def test_the_embedding_job_reads_the_text_as_it_is_when_it_runs(workspace, library):
+    # given a title saved, then saved again before any worker ran
+    cat = library["cat"]
+    cat.title = "Cat photo, first title"
+    cat.save(update_fields=["title", "updated_at"])
+    cat.title = "Sleeping cat"
+    cat.save(update_fields=["title", "updated_at"])
+    # when the queued jobs run (both, and one again: the broker is at-least-once)
+    run_queued(EMBED)
+    embeddings_follow_work(workspace.pk, ARTIFACT, [cat.pk])
+    # then one row, made from the latest text
+    rows = Embedding.objects.filter(object_id=cat.pk, kind=ARTIFACT)
+    assert [r.text_hash for r in rows] == [text_hash("Sleeping cat\nupload")]
 
 
 def test_an_update_with_unchanged_text_embeds_nothing(workspace, library):
