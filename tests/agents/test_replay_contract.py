@@ -27,6 +27,7 @@ from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus
 from billing.services.policy import spend_policy_update
 from billing.services.wallets import wallet_reconcile, wallet_topup
 from tests.agents.conftest import says
+from tests.support.queued import run_wakeups
 from workspace.models import Event, GenerationJob, JobStatus
 from workspace.providers.base import WorkerProvider
 from workspace.providers.procedural import ProceduralProvider
@@ -138,6 +139,7 @@ def after_the_providers_answer(monkeypatch):
     def work(call):
         job_work(job_id=the_job_of(call.call_id).pk)
         assert the_job_of(call.call_id).status == JobStatus.SUCCEEDED
+        run_wakeups()  # another worker runs the settled job's reaction, queued with its report
 
     toolexec, record = _dies_once_recording(monkeypatch, before=work)
     with monkeypatch.context() as patched:
@@ -195,6 +197,8 @@ def test_a_worker_killed_at_any_point_of_a_paid_step_never_asks_the_person(
             # and our worker takes its message from the broker and renders it
             assert queued_message(job), attempt
             job_work(job_id=job.pk)
+        # and a worker runs the settled job's reaction on its task (queued with the job's report)
+        run_wakeups()
 
         # then no card asked the person anything; one job, one hold captured once; the task is done
         task.refresh_from_db()
