@@ -1,0 +1,171 @@
+"""One classifier per decision: an exemplar bank's sentences → features → logistic regression.
+
+The features of a sentence are its encoder row (its meaning, across languages) beside the TF-IDF weights of its
+folded character n-grams, learned from the bank itself (they tell "too dark" from "darker", which the encoder
+puts close together; the same sparse-beside-dense design as Rasa's DIET). No word is written in code: the model
+weighs whatever the bank's phrasings teach it, and a wording the bank lacks still has its meaning to go by.
+scikit-learn's multinomial LogisticRegression over these features gives a probability per label; the top
+label answers when its probability reaches the decision's threshold (thresholds.yaml, chosen on the labelled
+set's train split) and is not the bank's `none` label. Otherwise the decision abstains: its label is "ask" and
+its ranking holds the likely choices for the card that asks the person (DESIGN §15).
+
+A multi-label decision (edit intent: "brighten it and make the text bigger" asks two changes) cuts the sentence
+into clauses at punctuation and at the joining words of languages.CLAUSE_JOINERS and reads the whole sentence and
+each clause by meaning: the answer is the whole sentence's label plus every label a clause reads with at least the
+(higher) clause threshold.
+
+Training is deterministic (lbfgs, fixed random_state) and takes well under a second per decision; it happens once
+per process, on first use.
+"""
+
+import re
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sparse
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
+
+from lomote.understanding.banks import ASK, Bank, bank_load, thresholds_load
+from lomote.understanding.encoder import Encoder, encode_cached, encoder_default
+from lomote.understanding.languages import CLAUSE_JOINERS
+from lomote.understanding.normalise import fold, normalise
+
+DECISIONS = ("kind", "edit")
+DEFAULT_THRESHOLD = 0.5  # used until thresholds.yaml names one for the decision
+DEFAULT_CLAUSE_THRESHOLD = 0.8  # a clause's label joins the answer from this probability (multi-label decisions)
+REGULARISATION = 8.0  # LogisticRegression's C: unit 512-dim rows need a light penalty to separate paraphrases
+NGRAMS = (2, 5)  # character n-grams inside word boundaries: stems and endings in every language
+NGRAM_WEIGHT = 2.0  # the n-gram block's scale beside the unit encoder row (measured on train: 0.5 and 1.0 do worse)
+RANKING_SIZE = 4
+MIN_CLAUSE_CHARS = 3
+
+_JOINERS = sorted({fold(word) for words in CLAUSE_JOINERS.values() for word in words}, key=len, reverse=True)
+_CLAUSE_CUT = re.compile(r"[,;:.!?\n]+|\s(?:" + "|".join(re.escape(word) for word in _JOINERS) + r")\s")
+
+
+@dataclass(frozen=True)
+class Decision:
+    label: str  # the answer, or "ask" when the classifier abstains
+    confidence: float  # the top label's probability
+    abstained: bool
+    ranking: tuple[tuple[str, float], ...]  # the likeliest labels, best first, with their probabilities
+
+
+def clauses(text: str) -> list[str]:
+    """The parts of a sentence that may each ask for something, cut where the person joined them.
+
+    Cut on the folded text (joiners are compared without case or accents), then read back from the original so
+    the encoder keeps the accents."""
+    original = normalise(text)
+    folded = fold(original)
+    if len(folded) != len(original):  # a character folded into two: cut the folded text itself
+        original = folded
+    parts, start = [], 0
+    for match in _CLAUSE_CUT.finditer(folded):
+        parts.append(original[start : match.start()])
+        start = match.end()
+    parts.append(original[start:])
+    return [part.strip() for part in parts if len(part.strip()) >= MIN_CLAUSE_CHARS]
+
+
+class Classifier:
+    def __init__(
+        self, bank: Bank, threshold: float, encoder: Encoder, clause_threshold: float = DEFAULT_CLAUSE_THRESHOLD
+    ):
+        self.bank = bank
+        self.threshold = threshold
+        self.clause_threshold = clause_threshold
+        self.encoder = encoder
+        self.ngrams = TfidfVectorizer(analyzer="char_wb", ngram_range=NGRAMS, sublinear_tf=True, preprocessor=fold)
+        self.ngrams.fit(bank.texts)
+        features = self.features(list(bank.texts), encode_cached(encoder, list(bank.texts)))
+        self.model = LogisticRegression(C=REGULARISATION, max_iter=3000, random_state=0)
+        with threadpool_limits(limits=1):  # one BLAS thread: workers share two cores, and results stay the same
+            self.model.fit(features, np.asarray(bank.labels))
+        self.classes: list[str] = [str(label) for label in self.model.classes_]
+
+    def features(self, texts: list[str], rows: np.ndarray) -> sparse.csr_matrix:
+        return sparse.hstack([sparse.csr_matrix(rows), NGRAM_WEIGHT * self.ngrams.transform(texts)]).tocsr()
+
+    def probabilities(self, texts: list[str]) -> np.ndarray:
+        return self.model.predict_proba(self.features(texts, self.encoder.encode(texts)))
+
+    def resolve(self, row: np.ndarray, threshold: float | None = None) -> Decision:
+        """The decision one row of probabilities gives at a threshold (the decision's own by default)."""
+        threshold = self.threshold if threshold is None else threshold
+        order = np.argsort(-row, kind="stable")
+        top = self.classes[order[0]]
+        ranking = tuple(
+            (self.classes[i], round(float(row[i]), 4)) for i in order if self.classes[i] != self.bank.none_label
+        )[:RANKING_SIZE]
+        confidence = float(row[order[0]])
+        if top == self.bank.none_label or confidence < threshold:
+            return Decision(ASK, confidence, True, ranking)
+        return Decision(top, confidence, False, ranking)
+
+    def decide(self, text: str) -> Decision:
+        return self.resolve(self.probabilities([text])[0])
+
+    def decide_all(self, text: str) -> list[Decision]:
+        """Every label the text asks for (multi-label decisions), or one abstention."""
+        return self.combine(self.probabilities(self.parts(text)))
+
+    def parts(self, text: str) -> list[str]:
+        """The whole text first, then its clauses when the decision is multi-label and the text has several."""
+        pieces = clauses(text) if self.bank.multi_label else []
+        return [text, *pieces] if len(pieces) > 1 else [text]
+
+    def combine(
+        self, rows: np.ndarray, threshold: float | None = None, clause_threshold: float | None = None
+    ) -> list[Decision]:
+        """The whole text's label, then each clause's label that is read with more confidence still.
+
+        A clause is a fragment ("and the text"), so it must be surer than the whole text to add a label."""
+        whole = self.resolve(rows[0], threshold)
+        found: dict[str, Decision] = {} if whole.abstained else {whole.label: whole}
+        clause_threshold = self.clause_threshold if clause_threshold is None else clause_threshold
+        for row in rows[1:]:
+            decision = self.resolve(row, max(clause_threshold, self.threshold if threshold is None else threshold))
+            if not decision.abstained:
+                found.setdefault(decision.label, decision)
+        return list(found.values()) or [whole]
+
+
+_classifiers: dict[str, Classifier] = {}
+_lock = threading.Lock()
+
+
+def decision_get(name: str, encoder: Encoder | None = None) -> Classifier:
+    """The decision's classifier, trained once per process on first use."""
+    if name not in DECISIONS:
+        raise KeyError(f"unknown decision {name!r} (known: {', '.join(DECISIONS)})")
+    with _lock:
+        if name not in _classifiers or (encoder is not None and _classifiers[name].encoder is not encoder):
+            chosen = thresholds_load().get(name, {})
+            _classifiers[name] = Classifier(
+                bank_load(name),
+                chosen.get("abstain", DEFAULT_THRESHOLD),
+                encoder or encoder_default(),
+                chosen.get("clause", DEFAULT_CLAUSE_THRESHOLD),
+            )
+        return _classifiers[name]
+
+
+def decide(name: str, text: str) -> Decision:
+    """The one label a decision reads in the text, or an abstention ("ask")."""
+    return decision_get(name).decide(text)
+
+
+def decide_all(name: str, text: str) -> list[Decision]:
+    """Every label a multi-label decision reads in the text (one per clause asking), or one abstention."""
+    return decision_get(name).decide_all(text)
+
+
+def decision_forget(name: str) -> None:
+    """Drop the decision's trained classifier: the next use trains it again (after thresholds or a bank change)."""
+    with _lock:
+        _classifiers.pop(name, None)
+    bank_load.cache_clear()

@@ -1,0 +1,23 @@
+"""Text normalisation, defined once for the whole layer.
+
+`normalise` is what the encoder reads: the person's text with Unicode compatibility forms unified, typographic
+quotes made plain and whitespace collapsed — accents and case kept, because the encoder reads them as meaning.
+`fold` is for comparing words: case folded, accents removed, ß written ss ("Vidéo", "VIDEO" → "video").
+"""
+
+import re
+import unicodedata
+
+_SPACES = re.compile(r"\s+")
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "´": "'", "“": '"', "”": '"', "«": '"', "»": '"'})
+
+
+def normalise(text: str) -> str:
+    """The text as the encoder should read it: NFKC, plain quotes, one space between words, no edges."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text or "").translate(_QUOTES)).strip()
+
+
+def fold(text: str) -> str:
+    """Case folded and accent free, for comparing words across spellings."""
+    decomposed = unicodedata.normalize("NFKD", normalise(text).casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).replace("ß", "ss")
