@@ -1,9 +1,9 @@
 """One classifier per decision: an exemplar bank's sentences → features → logistic regression.
 
 The features of a sentence are its encoder row (its meaning, across languages) beside the TF-IDF weights of its
-folded character n-grams, learned from the bank itself (they tell "too dark" from "darker", which the encoder
-puts close together; the same sparse-beside-dense design as Rasa's DIET). No word is written in code: the model
-weighs whatever the bank's phrasings teach it, and a wording the bank lacks still has its meaning to go by.
+folded character n-grams and word pairs, learned from the bank itself (they tell "too dark" from "darker", which
+the encoder puts close together; the same sparse-beside-dense design as Rasa's DIET). No word is written in code:
+the model weighs whatever the bank's phrasings teach it, and a wording the bank lacks still has its meaning.
 scikit-learn's multinomial LogisticRegression over these features gives a probability per label; the top
 label answers when its probability reaches the decision's threshold (thresholds.yaml, chosen on the labelled
 set's train split) and is not the bank's `none` label. Otherwise the decision abstains: its label is "ask" and
@@ -38,6 +38,7 @@ DEFAULT_THRESHOLD = 0.5  # used until thresholds.yaml names one for the decision
 DEFAULT_CLAUSE_THRESHOLD = 0.8  # a clause's label joins the answer from this probability (multi-label decisions)
 REGULARISATION = 8.0  # LogisticRegression's C: unit 512-dim rows need a light penalty to separate paraphrases
 NGRAMS = (2, 5)  # character n-grams inside word boundaries: stems and endings in every language
+PAIR_WEIGHT = 1.0  # word pairs ("too bright", "trop froid") carry polarity; chosen on train (0 and 2 do worse)
 NGRAM_WEIGHT = 2.0  # the n-gram block's scale beside the unit encoder row (measured on train: 0.5 and 1.0 do worse)
 RANKING_SIZE = 4
 MIN_CLAUSE_CHARS = 3
@@ -81,6 +82,8 @@ class Classifier:
         self.encoder = encoder
         self.ngrams = TfidfVectorizer(analyzer="char_wb", ngram_range=NGRAMS, sublinear_tf=True, preprocessor=fold)
         self.ngrams.fit(bank.texts)
+        self.pairs = TfidfVectorizer(analyzer="word", ngram_range=(2, 2), sublinear_tf=True, preprocessor=fold)
+        self.pairs.fit(bank.texts)
         features = self.features(list(bank.texts), encode_cached(encoder, list(bank.texts)))
         self.model = LogisticRegression(C=REGULARISATION, max_iter=3000, random_state=0)
         with threadpool_limits(limits=1):  # one BLAS thread: workers share two cores, and results stay the same
@@ -88,7 +91,9 @@ class Classifier:
         self.classes: list[str] = [str(label) for label in self.model.classes_]
 
     def features(self, texts: list[str], rows: np.ndarray) -> sparse.csr_matrix:
-        return sparse.hstack([sparse.csr_matrix(rows), NGRAM_WEIGHT * self.ngrams.transform(texts)]).tocsr()
+        blocks = [sparse.csr_matrix(rows), NGRAM_WEIGHT * self.ngrams.transform(texts)]
+        blocks.append(PAIR_WEIGHT * self.pairs.transform(texts))
+        return sparse.hstack(blocks).tocsr()
 
     def probabilities(self, texts: list[str]) -> np.ndarray:
         return self.model.predict_proba(self.features(texts, self.encoder.encode(texts)))
