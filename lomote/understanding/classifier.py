@@ -84,11 +84,17 @@ class Classifier:
         self.ngrams.fit(bank.texts)
         self.pairs = TfidfVectorizer(analyzer="word", ngram_range=(2, 2), sublinear_tf=True, preprocessor=fold)
         self.pairs.fit(bank.texts)
-        features = self.features(list(bank.texts), encode_cached(encoder, list(bank.texts)))
+        rows = encode_cached(encoder, list(bank.texts))
+        features = self.features(list(bank.texts), rows)
         self.model = LogisticRegression(C=REGULARISATION, max_iter=3000, random_state=0)
         with threadpool_limits(limits=1):  # one BLAS thread: workers share two cores, and results stay the same
             self.model.fit(features, np.asarray(bank.labels))
         self.classes: list[str] = [str(label) for label in self.model.classes_]
+        # The weights split per feature block: a message is scored without stacking its blocks into one matrix
+        # (the stacking cost more than the scoring).
+        dims, grams = rows.shape[1], len(self.ngrams.vocabulary_)
+        coef = self.model.coef_
+        self._weights = (coef[:, :dims].T, coef[:, dims : dims + grams].T, coef[:, dims + grams :].T)
 
     def features(self, texts: list[str], rows: np.ndarray) -> sparse.csr_matrix:
         blocks = [sparse.csr_matrix(rows), NGRAM_WEIGHT * self.ngrams.transform(texts)]
@@ -96,7 +102,14 @@ class Classifier:
         return sparse.hstack(blocks).tocsr()
 
     def probabilities(self, texts: list[str]) -> np.ndarray:
-        return self.model.predict_proba(self.features(texts, self.encoder.encode(texts)))
+        """Each text's probability per label: the model's softmax, computed block by block."""
+        dense, grams, pairs = self._weights
+        logits = self.encoder.encode(texts) @ dense + self.model.intercept_
+        logits += NGRAM_WEIGHT * (self.ngrams.transform(texts) @ grams)
+        logits += PAIR_WEIGHT * (self.pairs.transform(texts) @ pairs)
+        logits -= logits.max(axis=1, keepdims=True)
+        exp = np.exp(logits)
+        return exp / exp.sum(axis=1, keepdims=True)
 
     def resolve(self, row: np.ndarray, threshold: float | None = None) -> Decision:
         """The decision one row of probabilities gives at a threshold (the decision's own by default)."""

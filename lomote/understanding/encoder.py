@@ -10,6 +10,7 @@ and several workers share two cores. A workspace's embedding endpoint can be plu
 import hashlib
 import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Sequence
 from importlib import metadata
 
@@ -18,10 +19,13 @@ import numpy as np
 from lomote.understanding.normalise import normalise
 
 MAX_TEXT_CHARS = 1000  # a message's opening says what it asks; the encoder reads no further
+RECENT_TEXTS = 256  # rows kept for recent short texts: every decision reading one message encodes it once
 
 
 class Encoder(ABC):
     model_id: str
+    _recent: "OrderedDict[str, np.ndarray]"
+    _recent_lock: threading.Lock
 
     @abstractmethod
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -33,10 +37,26 @@ class Encoder(ABC):
         filled = [i for i, text in enumerate(cut) if text]
         if not filled:
             return np.zeros((len(cut), 1), dtype=np.float32)
-        vectors = np.asarray(self._encode([cut[i] for i in filled]), dtype=np.float32)
-        out = np.zeros((len(cut), vectors.shape[1]), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        out[filled] = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        if not hasattr(self, "_recent"):
+            self._recent, self._recent_lock = OrderedDict(), threading.Lock()
+        with self._recent_lock:
+            known = {i: self._recent[cut[i]] for i in filled if cut[i] in self._recent}
+        missing = [i for i in filled if i not in known]
+        if missing:
+            vectors = np.asarray(self._encode([cut[i] for i in missing]), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            unit = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+            known.update(zip(missing, unit, strict=True))
+            if len(missing) <= 8:  # a message and its clauses, not a bank being encoded
+                with self._recent_lock:
+                    for i in missing:
+                        self._recent[cut[i]] = known[i]
+                    while len(self._recent) > RECENT_TEXTS:
+                        self._recent.popitem(last=False)
+        width = next(iter(known.values())).shape[0]
+        out = np.zeros((len(cut), width), dtype=np.float32)
+        for i, row in known.items():
+            out[i] = row
         return out
 
 
