@@ -46,7 +46,8 @@ $(VENV)/.bench-installed: $(STAMP) requirements-bench.txt
 bench: $(VENV)/.bench-installed
 	BENCH_ARGS="$(BENCH_ARGS)" GEN_BENCH_ARGS="$(GEN_BENCH_ARGS)" CTX_BENCH_ARGS="$(CTX_BENCH_ARGS)" \
 	MEM_BENCH_ARGS="$(MEM_BENCH_ARGS)" SEARCH_BENCH_ARGS="$(SEARCH_BENCH_ARGS)" \
-	ROUTING_BENCH_ARGS="$(ROUTING_BENCH_ARGS)" LOAD_BENCH_ARGS="$(LOAD_BENCH_ARGS)" $(PY) -m bench $(BENCH_PARTS)
+	ROUTING_BENCH_ARGS="$(ROUTING_BENCH_ARGS)" UNDERSTANDING_BENCH_ARGS="$(UNDERSTANDING_BENCH_ARGS)" \
+	LOAD_BENCH_ARGS="$(LOAD_BENCH_ARGS)" $(PY) -m bench $(BENCH_PARTS)
 
 # The chaos soak (README "Scale-out"): the Procfile.cluster processes, 100 tasks, random SIGKILLs, one PostgreSQL
 # and one Redis restart (where this machine allows it), then the invariants. Its own database, lomote_soak, on the

@@ -10,7 +10,8 @@ a part may print `target_line(...)` to use the first form. A part fails when it 
 missed a target (it crashed, or refused to run), or prints a Python traceback.
 
 Arguments for each part come from the environment, as `make bench` always took them: BENCH_ARGS (runtime),
-GEN_BENCH_ARGS, CTX_BENCH_ARGS, MEM_BENCH_ARGS, SEARCH_BENCH_ARGS, ROUTING_BENCH_ARGS, LOAD_BENCH_ARGS.
+GEN_BENCH_ARGS, CTX_BENCH_ARGS, MEM_BENCH_ARGS, SEARCH_BENCH_ARGS, ROUTING_BENCH_ARGS,
+UNDERSTANDING_BENCH_ARGS, LOAD_BENCH_ARGS.
 DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/lomote_bench; the load part's
 LOMOTE_BENCH_HTTP_SECONDS to 30. `python -m bench context memory` runs only the parts named.
 """
@@ -46,6 +47,7 @@ PARTS = (
     Part("memory", "bench.memory_bench", "MEM_BENCH_ARGS"),
     Part("search", "bench.search_bench", "SEARCH_BENCH_ARGS"),
     Part("routing", "bench.routing_bench", "ROUTING_BENCH_ARGS"),
+    Part("understanding", "bench.understanding_bench", "UNDERSTANDING_BENCH_ARGS"),
     Part("load", "bench.load_bench", "LOAD_BENCH_ARGS", {"LOMOTE_BENCH_HTTP_SECONDS": "30"}),
 )
 

@@ -171,6 +171,7 @@ def test_it_keeps_the_arguments_each_part_took_from_make():
         "memory": "MEM_BENCH_ARGS",
         "search": "SEARCH_BENCH_ARGS",
         "routing": "ROUTING_BENCH_ARGS",
+        "understanding": "UNDERSTANDING_BENCH_ARGS",
         "load": "LOAD_BENCH_ARGS",
     }
     context = next(part for part in PARTS if part.name == "context")
@@ -182,3 +183,18 @@ def test_it_keeps_the_arguments_each_part_took_from_make():
         "--steps",
         "40",
     ]
+
+
+def test_the_understanding_part_prints_every_decision_and_its_targets(capsys):
+    # given the understanding bench on a few messages
+    from bench import understanding_bench
+    from lomote.understanding.classifier import DECISIONS
+
+    status = understanding_bench.main(["--messages", "20"])
+    out = capsys.readouterr().out
+    # then every decision has its held-out line and target, and the latency and training targets are read
+    targets = [line for line in out.splitlines() if verdict_of(line)]
+    assert [line.split(" held-out")[0].strip() for line in targets[: len(DECISIONS)]] == list(DECISIONS)
+    assert any("per message < 20 ms" in line for line in targets)
+    assert any("training + evaluation < 60 s" in line for line in targets)
+    assert status == (0 if all(verdict_of(line) == PASS for line in targets) else 1)
