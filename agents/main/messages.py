@@ -58,6 +58,7 @@ from agents.services.memory_feed import main_message_recorded
 from agents.services.memory_forget import memory_forget_ask
 from agents.services.task_index import TaskIndex, task_duplicates_find, task_index_get
 from agents.services.tasks import task_create
+from agents.services.understanding_scope import reads_in_workspace
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from memory.services.forget import forget_match
 from workspace.models import Artifact, ArtifactVersion, GenerationJob, Role
@@ -172,6 +173,7 @@ class _Message:
 # --- the entry point --------------------------------------------------------------------------------------
 
 
+@reads_in_workspace(lambda *, access, **_: access.workspace.pk)  # the Router reads through the workspace's model
 def main_message_post(
     *,
     access: Access,

@@ -57,6 +57,7 @@ from agents.runtime.toolexec import (
     transactional,
 )
 from agents.services.memory_feed import messages_consumed
+from agents.services.understanding_scope import reads_in_workspace
 from agents.tools.registry import tool_get
 from workspace.services.notices import notices_mark_delivered
 
@@ -71,6 +72,11 @@ class _InboxChanged(Exception):
     """A message the model read was withdrawn or replaced meanwhile: that decision must not commit."""
 
 
+def _turn_workspace(*, turn_id: int, **_) -> int | None:
+    return Turn.objects.filter(pk=turn_id).values_list("task__workspace_id", flat=True).first()
+
+
+@reads_in_workspace(_turn_workspace)  # the scripted planner reads words through the workspace's own model
 def turn_run(*, turn_id: int, generation: int, holder: str | None = None) -> str:
     """Run the turn as generation `generation`. Returns what happened (for logs and tests).
 

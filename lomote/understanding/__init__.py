@@ -9,5 +9,16 @@ missing `if` (STYLE rule 19).
 """
 
 from lomote.understanding.classifier import DECISIONS, Decision, decide, decide_all, decision_get
+from lomote.understanding.encoder import Encoder, EncoderUnavailable, RemoteEncoder, encoder_scope
 
-__all__ = ["DECISIONS", "Decision", "decide", "decide_all", "decision_get"]
+__all__ = [
+    "DECISIONS",
+    "Decision",
+    "Encoder",
+    "EncoderUnavailable",
+    "RemoteEncoder",
+    "decide",
+    "decide_all",
+    "decision_get",
+    "encoder_scope",
+]

@@ -29,7 +29,7 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from lomote.understanding.banks import ASK, Bank, bank_load, thresholds_load
-from lomote.understanding.encoder import Encoder, encode_cached, encoder_default
+from lomote.understanding.encoder import Encoder, EncoderUnavailable, encode_cached, encoder_current, encoder_default
 from lomote.understanding.languages import CLAUSE_JOINERS
 from lomote.understanding.normalise import fold, normalise
 
@@ -101,10 +101,13 @@ class Classifier:
         blocks.append(PAIR_WEIGHT * self.pairs.transform(texts))
         return sparse.hstack(blocks).tocsr()
 
-    def probabilities(self, texts: list[str]) -> np.ndarray:
-        """Each text's probability per label: the model's softmax, computed block by block."""
+    def probabilities(self, texts: list[str], encoder: Encoder | None = None) -> np.ndarray:
+        """Each text's probability per label: the model's softmax, computed block by block.
+
+        `encoder` is an instance of the model this classifier was trained with (a workspace's own, carrying its
+        key); by default the one it was trained through."""
         dense, grams, pairs = self._weights
-        logits = self.encoder.encode(texts) @ dense + self.model.intercept_
+        logits = (encoder or self.encoder).encode(texts) @ dense + self.model.intercept_
         logits += NGRAM_WEIGHT * (self.ngrams.transform(texts) @ grams)
         logits += PAIR_WEIGHT * (self.pairs.transform(texts) @ pairs)
         logits -= logits.max(axis=1, keepdims=True)
@@ -124,12 +127,12 @@ class Classifier:
             return Decision(ASK, confidence, True, ranking)
         return Decision(top, confidence, False, ranking)
 
-    def decide(self, text: str) -> Decision:
-        return self.resolve(self.probabilities([text])[0])
+    def decide(self, text: str, encoder: Encoder | None = None) -> Decision:
+        return self.resolve(self.probabilities([text], encoder)[0])
 
-    def decide_all(self, text: str) -> list[Decision]:
+    def decide_all(self, text: str, encoder: Encoder | None = None) -> list[Decision]:
         """Every label the text asks for (multi-label decisions), or one abstention."""
-        return self.combine(self.probabilities(self.parts(text)))
+        return self.combine(self.probabilities(self.parts(text), encoder))
 
     def parts(self, text: str) -> list[str]:
         """The whole text first, then its clauses when the decision is multi-label and the text has several."""
@@ -152,38 +155,59 @@ class Classifier:
         return list(found.values()) or [whole]
 
 
-_classifiers: dict[str, Classifier] = {}
+_classifiers: dict[tuple[str, str], Classifier] = {}  # (decision, encoder model) → its classifier
 _lock = threading.Lock()
 
 
 def decision_get(name: str, encoder: Encoder | None = None) -> Classifier:
-    """The decision's classifier, trained once per process on first use."""
+    """The decision's classifier for `encoder`'s model (the offline one by default), trained once per process and
+    model: two workspaces on one endpoint model share it, each reading its messages through its own encoder.
+
+    Raises EncoderUnavailable when a remote encoder cannot encode the bank to train on."""
     if name not in DECISIONS:
         raise KeyError(f"unknown decision {name!r} (known: {', '.join(DECISIONS)})")
+    encoder = encoder or encoder_default()
+    key = (name, encoder.model_id)
     with _lock:
-        if name not in _classifiers or (encoder is not None and _classifiers[name].encoder is not encoder):
+        if key not in _classifiers:
             chosen = thresholds_load().get(name, {})
-            _classifiers[name] = Classifier(
+            _classifiers[key] = Classifier(
                 bank_load(name),
                 chosen.get("abstain", DEFAULT_THRESHOLD),
-                encoder or encoder_default(),
+                encoder,
                 chosen.get("clause", DEFAULT_CLAUSE_THRESHOLD),
             )
-        return _classifiers[name]
+        return _classifiers[key]
+
+
+def _read(name: str, read):
+    """`read(classifier, encoder)` through the current scope's encoder; the offline model answers when that one fails.
+
+    A workspace's threshold stays the one chosen on the offline model: the bank's probabilities are what it was
+    chosen on, and the endpoint's classifier is trained on the same bank."""
+    encoder = encoder_current()
+    default = encoder_default()
+    if encoder is not default:
+        try:
+            return read(decision_get(name, encoder), encoder)
+        except EncoderUnavailable:
+            pass  # logged by the encoder; this message is read offline
+    return read(decision_get(name, default), default)
 
 
 def decide(name: str, text: str) -> Decision:
     """The one label a decision reads in the text, or an abstention ("ask")."""
-    return decision_get(name).decide(text)
+    return _read(name, lambda classifier, encoder: classifier.decide(text, encoder))
 
 
 def decide_all(name: str, text: str) -> list[Decision]:
     """Every label a multi-label decision reads in the text (one per clause asking), or one abstention."""
-    return decision_get(name).decide_all(text)
+    return _read(name, lambda classifier, encoder: classifier.decide_all(text, encoder))
 
 
 def decision_forget(name: str) -> None:
     """Drop the decision's trained classifier: the next use trains it again (after thresholds or a bank change)."""
     with _lock:
-        _classifiers.pop(name, None)
+        for key in [key for key in _classifiers if key[0] == name]:
+            del _classifiers[key]
     bank_load.cache_clear()

