@@ -1,17 +1,17 @@
-"""The language of a person's own wording (DESIGN §2): a task keeps it from their original text.
+"""The language of a person's own wording (DESIGN §2), and the words of a text for lexical search.
 
-A small deterministic detector, not a model: it scores function words (articles, pronouns, prepositions,
-auxiliaries, the imperatives people use to ask for work) and a few letters only some languages write (ñ, ß,
-ã…). Each word counts 1/n when n of the languages share it, so "de" or "la" weigh little and "the", "une",
-"und" decide. Too little signal, or a tie, gives the default. It reads the person's text only — never the
-Router's rephrasing of it, which may be in another language.
+The language is read by the understanding layer's identifier (lomote/understanding/language_id.py), learned from
+the exemplar banks: a task keeps it from the person's original text, never from the Router's rephrasing of it.
+The function words below are for search only: they say nothing about which work a message is about.
 """
 
 import re
-import unicodedata
 
-DEFAULT_LANGUAGE = "en"
-SUPPORTED = ("en", "fr", "es", "de", "it", "pt")
+from lomote.understanding.language_id import DEFAULT_LANGUAGE, language_identify
+from lomote.understanding.languages import LANGUAGES
+from lomote.understanding.normalise import fold
+
+SUPPORTED = LANGUAGES
 
 _WORDS: dict[str, str] = {
     "en": """the a an and or but of to in on at for with from by about into this that these those it its is are
@@ -47,83 +47,13 @@ _WORDS: dict[str, str] = {
         mostra obrigado olá outro outra vez ontem última último mesmo""",
 }
 
-# Letters that only some of the six languages write, and how much one occurrence says.
-_LETTERS: dict[str, dict[str, float]] = {
-    "ñ": {"es": 2.0},
-    "¿": {"es": 2.0},
-    "¡": {"es": 2.0},
-    "ß": {"de": 2.0},
-    "ä": {"de": 1.0},
-    "ö": {"de": 1.0},
-    "ü": {"de": 1.0},
-    "ã": {"pt": 2.0},
-    "õ": {"pt": 2.0},
-    "ç": {"fr": 0.5, "pt": 0.5},
-    "œ": {"fr": 2.0},
-    "è": {"fr": 0.5, "it": 0.5},
-    "ù": {"fr": 0.5, "it": 0.5},
-    "ò": {"it": 1.0},
-    "ì": {"it": 1.0},
-    "ê": {"fr": 0.5, "pt": 0.5},
-    "â": {"fr": 0.5, "pt": 0.5},
-}
-
-# Words that tell a language in short requests but still carry meaning for search ("anime la photo"): they count
-# for detection only, never as stop words.
-_REQUEST_WORDS: dict[str, str] = {
-    "en": "animate add bring put keep remove",
-    "fr": "à donne anime ajoute rajoute mets fais refais enlève retire garde change",
-    "es": "anima añade pon quita",
-    "de": "füge animiere entferne",
-    "it": "anima aggiungi metti togli",
-    "pt": "anima adiciona põe tira",
-}
-
-_VOCABULARY: dict[str, set[str]] = {}
-for _table in (_WORDS, _REQUEST_WORDS):
-    for _language, _words in _table.items():
-        for _word in _words.split():
-            _VOCABULARY.setdefault(_word, set()).add(_language)
-
-# Words and elided articles ("l'affiche", "dell'immagine"): the apostrophe splits them.
-_TOKEN = re.compile(r"[^\W\d_]+", re.UNICODE)
-MIN_SCORE = 1.0
-MAX_CHARS = 4000  # the opening of a long message says as much as the whole of it
-
-
-def language_scores(text: str) -> dict[str, float]:
-    """Each supported language's score for `text` (higher is more likely)."""
-    text = unicodedata.normalize("NFC", text[:MAX_CHARS]).lower()
-    scores = dict.fromkeys(SUPPORTED, 0.0)
-    for token in _TOKEN.findall(text.replace("’", "'")):
-        languages = _VOCABULARY.get(token)
-        if languages:
-            for language in languages:
-                scores[language] += 1.0 / len(languages)
-    for letter, weights in _LETTERS.items():
-        count = min(text.count(letter), 3)
-        for language, weight in weights.items():
-            scores[language] += count * weight
-    return scores
-
 
 def language_detect(text: str, *, default: str = DEFAULT_LANGUAGE) -> str:
     """The language of the person's wording as a code from SUPPORTED, or `default` when it cannot tell."""
-    scores = language_scores(text)
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], SUPPORTED.index(item[0])))
-    (best, best_score), (_, second_score) = ranked[0], ranked[1]
-    if best_score < MIN_SCORE or best_score == second_score:
-        return default
-    return best
+    return language_identify(text, default=default)
 
 
 # --- words for search -------------------------------------------------------------------------------------
-
-
-def fold(text: str) -> str:
-    """Lower case without accents, so "Vidéo" and "video" are one word for search."""
-    decomposed = unicodedata.normalize("NFKD", text.lower().replace("’", "'"))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).replace("ß", "ss")
 
 
 _FOLDED_TOKEN = re.compile(r"[a-z0-9]+")

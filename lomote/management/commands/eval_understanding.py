@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from lomote.understanding.banks import SPLITS, bank_load, thresholds_load, thresholds_save
 from lomote.understanding.classifier import DECISIONS, decision_forget
 from lomote.understanding.evaluation import evaluate, thresholds_choose
+from lomote.understanding.language_id import language_evaluate
 
 
 class Command(BaseCommand):
@@ -41,7 +42,18 @@ class Command(BaseCommand):
             except (OSError, ValueError) as error:
                 raise CommandError(f"{name}: {error}") from error
             self._print(report, misses)
+        self._print_languages(names)
         self.stdout.write(f"total time (training + evaluation): {time.monotonic() - started:.1f} s")
+
+    def _print_languages(self, names):
+        tally = language_evaluate(tuple(names))
+        right, total = sum(r for r, _ in tally.values()), sum(n for _, n in tally.values())
+        self.stdout.write("")
+        self.stdout.write(
+            f"== language (identifier trained on the banks, read on these labelled texts): {right}/{total}"
+        )
+        for language, (right, total) in tally.items():
+            self.stdout.write(f"  {language}  {right:3}/{total:3}  {right / total:.1%}")
 
     def _print(self, report, misses):
         out = self.stdout.write
