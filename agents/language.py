@@ -9,7 +9,7 @@ import re
 
 from lomote.understanding.language_id import DEFAULT_LANGUAGE, language_identify
 from lomote.understanding.languages import LANGUAGES
-from lomote.understanding.normalise import fold
+from lomote.understanding.normalise import fold, plural_cut
 
 SUPPORTED = LANGUAGES
 
@@ -61,13 +61,7 @@ _FOLDED_TOKEN = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset(fold(word) for words in _WORDS.values() for word in words.split())
 
 
-def stem(word: str) -> str:
-    """A crude plural strip shared by all six languages ("posters", "affiches" → "poster", "affiche")."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+stem = plural_cut  # the name the Router and planner read it by
 
 
 def words(text: str) -> list[str]:

@@ -8,10 +8,9 @@ enough. Pure functions, no database: the index service writes `index_document`, 
 """
 
 import re
-import unicodedata
 
 from lomote.kernel.subject_words import LEXICONS
-from memory.text import normalise
+from lomote.understanding.normalise import fold, plural_cut
 
 # The GIN index of migration 0002 is on exactly this expression; a search must use it verbatim to be served.
 FTS_INDEX = "memory_memoryindex_document_fts"
@@ -23,12 +22,6 @@ _STOP_CLASSES = ("determiner", "function", "preposition", "connector", "verb")
 _TERM = re.compile(r"[a-z0-9]+")
 
 
-def fold(text: str) -> str:
-    """The normal form without accents: "Vidéo" and "video" are one word for search."""
-    decomposed = unicodedata.normalize("NFKD", normalise(text).replace("’", "'"))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).replace("ß", "ss")
-
-
 STOP_WORDS = frozenset(
     term
     for lexicon in LEXICONS.values()
@@ -36,14 +29,6 @@ STOP_WORDS = frozenset(
     for word in lexicon.get(name, "").split()
     for term in _TERM.findall(fold(word))
 )
-
-
-def _stem(term: str) -> str:
-    if len(term) > 4 and term.endswith("ies"):
-        return term[:-3] + "y"
-    if len(term) > 3 and term.endswith("s") and not term.endswith("ss"):
-        return term[:-1]
-    return term
 
 
 def index_document(content: str, subject: str) -> str:
@@ -57,7 +42,7 @@ def goal_terms(goal: str) -> list[str]:
     Each is [a-z0-9]+, so nothing in a term is tsquery syntax.
     """
     terms = [
-        _stem(word)
+        plural_cut(word)
         for word in _TERM.findall(fold(goal[:DOCUMENT_CHARS]))
         if word not in STOP_WORDS and (len(word) > 1 or word.isdigit())
     ]

@@ -3,6 +3,7 @@
 `normalise` is what the encoder reads: the person's text with Unicode compatibility forms unified, typographic
 quotes made plain and whitespace collapsed — accents and case kept, because the encoder reads them as meaning.
 `fold` is for comparing words: case folded, accents removed, ß written ss ("Vidéo", "VIDEO" → "video").
+`plural_cut` is the crude plural strip lexical search shares across languages ("posters", "affiches").
 """
 
 import re
@@ -21,3 +22,12 @@ def fold(text: str) -> str:
     """Case folded and accent free, for comparing words across spellings."""
     decomposed = unicodedata.normalize("NFKD", normalise(text).casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).replace("ß", "ss")
+
+
+def plural_cut(word: str) -> str:
+    """A folded word without its plural ending, crudely and alike in every language ("stories" → "story")."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word

@@ -9,7 +9,8 @@ Deterministic and dependency-free (blake2b, not Python's salted hash()), so a st
 import hashlib
 import math
 import re
-import unicodedata
+
+from lomote.understanding.normalise import fold, plural_cut
 
 DIMENSIONS = 256
 MAX_CHARS = 4000
@@ -24,24 +25,10 @@ _STOP_WORDS = frozenset(
 )
 
 
-def fold(text: str) -> str:
-    """Lower case without accents, so "Vidéo" and "video" are one word."""
-    decomposed = unicodedata.normalize("NFKD", text.lower().replace("’", "'"))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).replace("ß", "ss")
-
-
-def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
 def terms(text: str) -> list[str]:
     """Folded, crudely stemmed content words of `text`, in order (duplicates kept)."""
     words = _TOKEN.findall(fold(text[:MAX_CHARS]))
-    return [_stem(w) for w in words if w not in _STOP_WORDS and (len(w) > 1 or w.isdigit())]
+    return [plural_cut(w) for w in words if w not in _STOP_WORDS and (len(w) > 1 or w.isdigit())]
 
 
 def _bucket(feature: str) -> tuple[int, float]:
