@@ -12,11 +12,14 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+# `make run PORT=8001 HOST=0.0.0.0` serves elsewhere (add the host to ALLOWED_HOSTS when it is not local).
+HOST ?= 127.0.0.1
+PORT ?= 8000
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py bootstrap_demo
-	$(PY) manage.py runstudio
+	$(PY) manage.py runstudio --host $(HOST) --port $(PORT)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -78,6 +78,7 @@ export function workspaceApi(workspaceId) {
     post: (path, body) => request(base + path, { method: "POST", body: body || {} }),
     put: (path, body) => request(base + path, { method: "PUT", body }),
     patch: (path, body) => request(base + path, { method: "PATCH", body }),
+    del: (path) => request(base + path, { method: "DELETE" }),
     upload: (path, form, options) => upload(base + path, form, options),
   };
 }

@@ -5,6 +5,7 @@
 // panel changed triggers a REST fetch of that panel.
 
 import { ApiError, workspaceApi } from "./api.js";
+import { ApiKeysPanel } from "./api_keys.js";
 import { BillingPanel } from "./billing.js";
 import { Canvas } from "./canvas.js";
 import { h, progressBar } from "./dom.js";
@@ -93,7 +94,15 @@ class Studio {
     });
     this.memory = new MemoryPanel({ api: this.api, userId: this.userId, onCard: (cardId) => this.revealCard(cardId) });
     // The memory panel names people from the member list: a new member's name is learnt here.
-    this.members = new MembersPanel({ api: this.api, userId: this.userId, onChange: (members) => members.forEach((m) => this.memory.members.set(m.user_id, m.username)) });
+    this.apiKeys = new ApiKeysPanel({ api: this.api, workspaceId, isOwner: () => this.members.isOwner });
+    // The member list names people for the memory panel and says whether the person is an owner (API keys).
+    this.members = new MembersPanel({
+      api: this.api, userId: this.userId,
+      onChange: (members) => {
+        members.forEach((m) => this.memory.members.set(m.user_id, m.username));
+        this.apiKeys.load().catch((e) => this.apiKeys.problem(e));
+      },
+    });
     this.flowThreads = new FlowThreads({
       api: this.api, chat, taskLabel: (taskId) => this.taskLabel(taskId), onCard: (cardId) => this.revealCard(cardId), scroll: () => this.scroll(),
     });
@@ -472,6 +481,8 @@ class Studio {
       this.memory.apply(event);
     } else if (kind.startsWith("member.")) {
       this.members.apply(event);
+    } else if (kind.startsWith("api_key.")) {
+      this.apiKeys.apply(event);
     }
     if (kind.startsWith("task.") || kind.startsWith("card.") || kind.startsWith("billing.") || kind.startsWith("inbox.")) this.taskPanel.apply(event);
   }
