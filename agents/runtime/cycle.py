@@ -2,10 +2,11 @@
 
 checklist complete → done; pending messages → next turn; a lightweight task's short step → its result carded and
 done, or it rests with its answer (agents/runtime/shortpath.py); stopped at a checkpoint nobody was asked about →
-the runtime's own confirm card (safety net); no progress → stop with a reason; progress made and items left
-→ next turn on its own (the person never types "continue"), unless the task's autonomy is "ask" (a confirm
-card instead); a wait → suspend and free the worker, with the card a person's wait needs. Each ending is one
-fenced transaction that also records the event the person sees and rewrites the task's summary
+the runtime's own confirm card (safety net); no progress → stop with a reason, and with items open, nothing in
+flight and nobody asked, the runtime's card saying why (agents/services/stalls.py: never silent); progress made
+and items left → next turn on its own (the person never types "continue"), unless the task's autonomy is "ask"
+(a confirm card instead); a wait → suspend and free the worker, with the card a person's wait needs. Each ending
+is one fenced transaction that also records the event the person sees and rewrites the task's summary
 (agents/services/summaries.py).
 """
 
@@ -19,6 +20,7 @@ from agents.models import FLOW_RESULT, Autonomy, ChecklistStatus, InboxStatus, T
 from agents.queue import enqueue_turn
 from agents.runtime.shortpath import is_short, short_result_record
 from agents.services.cards import card_open_for_wait, card_open_safety_net, card_open_to_continue, checkpoint_unasked
+from agents.services.stalls import task_stop
 from agents.services.summaries import task_summary_write
 from agents.services.task_status import task_status_set
 from agents.services.turns import turn_start
@@ -55,6 +57,11 @@ def _set_task(task: Task, status: str, *, reason: str = "", waiting_for: dict | 
 
 def _card_wait(card, **flags) -> dict:
     return {"type": "person", "card": card.pk, **flags}
+
+
+def _stop(task: Task, turn: Turn | None, reason: str) -> None:
+    """Stop the task; with items open, nothing in flight and nobody asked, never silently (services/stalls.py)."""
+    task_stop(task, turn, reason=reason, summary=False, also_save=("auto_turns",))
 
 
 def _has_pending_inbox(task: Task) -> bool:
@@ -94,10 +101,10 @@ def _decide(task: Task, turn: Turn) -> str:
         _set_task(task, TaskStatus.WAITING, reason="checkpoint", waiting_for=_card_wait(card, safety_net=True))
         return "checkpoint"
     if open_items and not turn.made_progress:
-        _set_task(task, TaskStatus.IDLE, reason="no_progress")
+        _stop(task, turn, "no_progress")
         return "no_progress"
     if open_items and task.auto_turns >= settings.LOMOTE_MAX_AUTO_TURNS:
-        _set_task(task, TaskStatus.IDLE, reason="auto_turn_cap")
+        _stop(task, turn, "auto_turn_cap")
         return "auto_turn_cap"
     if open_items and task.autonomy == Autonomy.ASK:
         # Going on by itself needs autonomy beyond "ask": a person confirms each next step.
@@ -126,7 +133,7 @@ def _decide_short(task: Task, turn: Turn) -> str:
     if made or not task.checklist.filter(status__in=OPEN).exists():
         _set_task(task, TaskStatus.DONE, reason="checklist_complete")
         return "done"
-    _set_task(task, TaskStatus.IDLE, reason="answered")
+    _stop(task, turn, "answered")
     return "answered"
 
 
@@ -161,7 +168,7 @@ def turn_stop(turn_id: int, generation: int, task_id: int | None = None, *, reas
     with transaction.atomic():
         task, turn = fence(turn_id, generation, task_id)
         _end_turn(task, turn, TurnStatus.STOPPED, reason=reason)
-        _set_task(task, TaskStatus.IDLE, reason=reason)
+        _stop(task, turn, reason)
         task_summary_write(task)
     return reason
 
@@ -184,7 +191,7 @@ def turn_fail(turn_id: int, generation: int, *, code: str, message: str) -> str:
         with transaction.atomic():
             task, turn = fence(turn_id, generation)
             _end_turn(task, turn, TurnStatus.FAILED, reason=code, error={"code": code, "message": message})
-            _set_task(task, TaskStatus.IDLE, reason=code)
+            _stop(task, turn, code)
             task_summary_write(task)
     except Fenced:
         return "fenced"

@@ -34,7 +34,7 @@ from agents.models import (
     TurnStatus,
 )
 from agents.queue import enqueue_turn, enqueue_turn_now, turn_message_name
-from agents.services.task_status import task_status_set
+from agents.services.stalls import task_stop
 from agents.services.turns import turn_start
 from agents.services.wakeups import (
     task_job_settled,
@@ -124,7 +124,7 @@ def _take_over(turn_id: int, generation: int, now: datetime, report: SweepReport
             turn.stop_reason, turn.finished_at = "attempt_cap", now
             turn.error = {"code": "attempt_cap", "message": f"The turn was interrupted {turn.attempts} times."}
             turn.save(update_fields=["status", "stop_reason", "finished_at", "error"])
-            task_status_set(task, TaskStatus.IDLE, reason="attempt_cap")
+            task_stop(task, turn, reason="attempt_cap")
             report.failed.append(turn_id)
             return
         turn_move(turn, TurnStatus.QUEUED)

@@ -16,6 +16,8 @@ from agents.models import RUNTIME_NOTE, Card, CardKind, CardStatus, InboxMessage
 from agents.services.cards import ANSWER, card_allowed_actions, card_resolve, confirm_handler, quote_handler
 from agents.services.inbox import message_post
 from agents.services.lightweight import do_task_promote
+from agents.services.stalls import SOURCE as STALL_SOURCE
+from agents.services.stalls import stall_answer
 from agents.services.task_status import task_status_set
 from billing.services.approvals import approval_grant
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound, PermissionDenied
@@ -177,6 +179,12 @@ def _deliver(*, access: Access, card: Card, task: Task) -> None:
         if task.status == TaskStatus.WAITING and task.waiting_for.get("type") == "approval":
             task_status_set(task, TaskStatus.IDLE, reason="spending_declined", waiting_for={})
         return
+    if card.payload.get("source") == STALL_SOURCE:
+        # The runtime's own card for a task that stopped: the person's answer replaces what it could not do.
+        request = stall_answer(card, task)
+        if request is not None:
+            message_post(access=access, task_id=task.pk, text=request)
+            return
     message_post(access=access, task_id=task.pk, text=_answer_text(card), card_answer=action not in OWN_WORDS)
 
 

@@ -353,14 +353,16 @@ class Studio {
           }
         } else if (action === "adjust" || action === "iterate") {
           const inputId = `card-${card.id}-${action}`;
-          const input = h("input", { id: inputId, type: "text", placeholder: "What should change?" });
-          const label = action === "adjust" ? "Adjust" : "Change";
+          // The runtime's card for a task that stopped takes the request again, in the person's own words.
+          const stalled = (card.payload || {}).source === "stalled";
+          const input = h("input", { id: inputId, type: "text", placeholder: stalled ? "Say it in your own words" : "What should change?" });
+          const label = stalled ? "Say it differently" : action === "adjust" ? "Adjust" : "Change";
           // A form of its own, so Enter in the text field sends the adjustment.
           actions.append(
             h("form", { class: "adjust", onsubmit: (e) => { e.preventDefault(); this.act(card, { action, text: input.value }); } },
               h("label", { for: inputId, text: label }),
               input,
-              h("button", { type: "submit", "data-action": action }, labels[action] || label)),
+              h("button", { type: "submit", "data-action": action }, labels[action] || (stalled ? "Send" : label))),
           );
         } else {
           const label = labels[action] || action[0].toUpperCase() + action.slice(1);

@@ -198,8 +198,10 @@ def test_it_keeps_the_safety_net_out_of_the_way_under_autonomy_auto(task, tools,
     script([says("Here it is.")])
     # when its cycle ends
     result = turn_run(turn_id=tools.start_turn(task).pk, generation=1)
-    # then the person, who chose not to be asked, is not: the usual no-progress stop applies
-    assert result == "no_progress" and not Card.objects.exists()
+    # then the person, who chose not to be asked, is not asked to confirm: the usual no-progress stop applies,
+    # with the runtime's card saying the task stopped (never silently)
+    assert result == "no_progress"
+    assert list(Card.objects.values_list("payload__source", flat=True)) == ["stalled"]
 
 
 # --- permissions --------------------------------------------------------------------------------------------

@@ -595,9 +595,10 @@ def test_it_does_not_ask_twice_about_a_checkpoint_the_person_confirmed(storyboar
     script([says("Thinking about it.")])
     result = run_queued(storyboard)
 
-    # then no second card: the no-progress stop applies, with its reason
+    # then no second confirmation: the no-progress stop applies, with its reason and the runtime's stall card
     assert result == "no_progress"
-    assert Card.objects.filter(task=storyboard).count() == 1
+    assert Card.objects.filter(task=storyboard, payload__source="safety_net").count() == 1
+    assert Card.objects.filter(task=storyboard, payload__source="stalled", status=CardStatus.OPEN).count() == 1
 
 
 def test_it_asks_again_after_the_person_asked_for_changes(storyboard, tools, script, owner):
@@ -627,9 +628,10 @@ def test_it_adds_no_card_when_the_model_asked_at_the_checkpoint(storyboard, tool
     script([says("Great.")])
     result = run_queued(storyboard)
 
-    # then the runtime does not ask a second time
+    # then the runtime does not ask about the checkpoint a second time (its stall card says the task stopped)
     assert result == "no_progress"
-    assert Card.objects.filter(task=storyboard).count() == 1
+    assert Card.objects.filter(task=storyboard).exclude(payload__source="stalled").count() == 1
+    assert not Card.objects.filter(task=storyboard, payload__source="safety_net").exists()
 
 
 def test_it_stops_auto_continuation_without_progress_and_says_why(task, tools, script):
@@ -641,13 +643,15 @@ def test_it_stops_auto_continuation_without_progress_and_says_why(task, tools, s
     # when its cycle ends
     assert turn_run(turn_id=turn.pk, generation=1) == "no_progress"
 
-    # then no new cycle is scheduled, and the reason is on the task and in the event log the person sees
+    # then no new cycle is scheduled, and the reason is on the task, on the card it waits on and in the event log
     task.refresh_from_db()
-    assert (task.status, task.stop_reason) == (TaskStatus.IDLE, "no_progress")
+    assert (task.status, task.stop_reason) == (TaskStatus.WAITING, "no_progress")
     assert queued_turn(task) is None
     assert Turn.objects.get(task=task).status == TurnStatus.COMPLETED
+    card = Card.objects.get(task=task, payload__source="stalled")
+    assert "I am still thinking about the palette." in card.body
     last = events_of(task.workspace_id, "task.status")[-1]
-    assert (last.data["task"], last.data["status"], last.data["stop_reason"]) == (task.pk, "idle", "no_progress")
+    assert (last.data["task"], last.data["status"], last.data["stop_reason"]) == (task.pk, "waiting", "no_progress")
 
 
 def test_it_runs_the_one_paid_step_a_person_approved_for_work_asked_through_the_api(

@@ -38,19 +38,33 @@ def ask(question, options=None):
     return ("ask_user", {"question": question, **({"options": options} if options else {})})
 
 
-def test_it_counts_a_task_that_stopped_with_open_items_and_no_card(poster, tools, script):
-    # given a model that only talks about the open item (no tool, no question)
-    script([says("I am still thinking about the palette.")])
+def test_it_counts_a_task_that_stopped_with_open_items_and_no_card(poster):
+    from django.db import transaction
+
+    from agents.locks import task_qs_for_update
+    from agents.services.task_status import task_status_set
+
+    # given a stop made outside a turn's ending (the runtime's own endings always ask: tests/agents/test_stalls.py)
     before = timezone.now()
-    # when its turn ends
-    assert turn_run(turn_id=tools.start_turn(poster).pk, generation=1) == "no_progress"
+    with transaction.atomic():
+        task_status_set(task_qs_for_update().get(pk=poster.pk), TaskStatus.IDLE, reason="attempt_cap")
     # then that stop is a stall: the task, when, why, and how much was left
     [stall] = stalls_list(workspace_id=poster.workspace_id)
-    assert (stall.task_id, stall.status, stall.reason, stall.open_items) == (poster.pk, "idle", "no_progress", 1)
+    assert (stall.task_id, stall.status, stall.reason, stall.open_items) == (poster.pk, "idle", "attempt_cap", 1)
     assert before <= stall.at <= timezone.now()
     assert stalls_count(workspace_id=poster.workspace_id) == 1
     # and `since` leaves out what came before it
     assert stalls_count(workspace_id=poster.workspace_id, since=stall.at + timedelta(microseconds=1)) == 0
+
+
+def test_a_turn_that_stops_with_open_items_is_never_a_stall(poster, tools, script):
+    # given a model that only talks about the open item (no tool, no question)
+    script([says("I am still thinking about the palette.")])
+    # when its turn ends
+    assert turn_run(turn_id=tools.start_turn(poster).pk, generation=1) == "no_progress"
+    # then the runtime asked the person before recording the stop: nothing stalled
+    assert poster.cards.filter(payload__source="stalled").count() == 1
+    assert stalls_list(workspace_id=poster.workspace_id) == []
 
 
 def test_it_does_not_count_a_stop_with_a_card_open_for_the_person(poster, tools, script):
@@ -64,7 +78,7 @@ def test_it_does_not_count_a_stop_with_a_card_open_for_the_person(poster, tools,
     assert stalls_list(workspace_id=poster.workspace_id) == []
 
 
-def test_it_counts_a_stop_after_the_card_was_answered(poster, tools, script, owner):
+def test_a_stop_after_the_card_was_answered_is_asked_about_again(poster, tools, script, owner):
     # given the person answered the model's card
     script([says("Which palette?", ask("Which palette?", ["Warm", "Cool"])), says("Warm it is.")])
     turn_run(turn_id=tools.start_turn(poster).pk, generation=1)
@@ -72,10 +86,9 @@ def test_it_counts_a_stop_after_the_card_was_answered(poster, tools, script, own
     card_act(access=owner, card_id=card.pk, action="choose", option="1")
     # when the next turn stops without progress and without asking
     assert run_queued(poster) == "no_progress"
-    # then that stop is a stall (the answered card was not open any more); the first wait was not
-    [stall] = stalls_list(workspace_id=poster.workspace_id)
-    card.refresh_from_db()
-    assert stall.reason == "no_progress" and stall.at > card.resolved_at
+    # then the runtime's own card asks the person (the answered card was not open any more): no stall
+    assert poster.cards.filter(payload__source="stalled", status="open").count() == 1
+    assert stalls_list(workspace_id=poster.workspace_id) == []
 
 
 def test_it_does_not_count_a_task_waiting_for_its_generation_jobs(poster, tools, script, owner, settings):

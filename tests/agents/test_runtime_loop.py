@@ -101,7 +101,8 @@ def test_it_continues_by_itself_while_progress_is_made_and_stops_when_none_is(ta
     script([says("I have nothing new.")])
     assert turn_run(turn_id=second.pk, generation=1) == "no_progress"
     task.refresh_from_db()
-    assert (task.status, task.stop_reason) == (TaskStatus.IDLE, "no_progress")
+    # (never silently: it waits on the runtime's card, tests/agents/test_stalls.py)
+    assert (task.status, task.stop_reason, task.waiting_for["stalled"]) == (TaskStatus.WAITING, "no_progress", True)
 
 
 def test_it_finishes_the_task_when_the_checklist_is_complete(task, tools, script):

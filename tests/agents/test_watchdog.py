@@ -120,3 +120,26 @@ def test_it_does_not_restart_a_failed_turn_for_the_message_it_failed_on(workspac
     InboxMessage.objects.create(task=task, author=alice, text="Try again please")
     assert len(watchdog_sweep().started) == 1
     assert first.pk in InboxMessage.objects.filter(task=task, status="pending").values_list("pk", flat=True)
+
+
+def test_at_the_attempt_cap_a_task_with_work_left_asks_the_person(workspace, alice, tools, no_enqueue, settings):
+    from agents.models import Card, ChecklistItem
+
+    # given a turn whose workers keep dying, on a task with an item left
+    settings.LOMOTE_MAX_TURN_ATTEMPTS = 2
+    (turn,) = running_turns(workspace, alice, tools, 1)
+    ChecklistItem.objects.create(task=turn.task, position=1, title="Poster")
+    watchdog_sweep(now=timezone.now() + timedelta(seconds=settings.LOMOTE_LEASE_SECONDS + 1))
+    assert lease_claim(turn_id=turn.pk, generation=2, holder="dies-again")
+
+    # when its lease expires at the cap
+    report = watchdog_sweep(now=timezone.now() + timedelta(seconds=settings.LOMOTE_LEASE_SECONDS + 1))
+
+    # then the task does not stop silently: it waits on the runtime's card, which says why and offers to try again
+    assert report.failed == [turn.pk]
+    task = turn.task
+    task.refresh_from_db()
+    card = Card.objects.get(task=task, payload__source="stalled")
+    assert (task.status, task.stop_reason, task.waiting_for["card"]) == (TaskStatus.WAITING, "attempt_cap", card.pk)
+    assert "The turn was interrupted 2 times." in card.body
+    assert [option["label"] for option in card.options] == ["Try again"]
