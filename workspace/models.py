@@ -367,6 +367,13 @@ class GenerationJob(models.Model):
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_JOB_STATUSES
 
+    @property
+    def source_artifact_id(self) -> int | None:
+        """The workspace's artifact this job makes its result from (a person's sketch or photo), recorded in its
+        params at submission; its provenance names it among what the result derives from."""
+        source = (self.params or {}).get("source_artifact_id")
+        return source if isinstance(source, int) and not isinstance(source, bool) else None
+
 
 class WebhookDelivery(models.Model):
     """A webhook delivery we accepted. Its id is unique: a replayed delivery finds it and changes nothing."""

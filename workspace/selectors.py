@@ -2,6 +2,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
@@ -124,6 +125,39 @@ _WORD = re.compile(r"[^\W_]", re.UNICODE)  # a query of punctuation alone means 
 def artifact_list(*, workspace_id: int) -> QuerySet[Artifact]:
     """The workspace's artifacts that are not deleted, most recently changed first."""
     return Artifact.objects.filter(workspace_id=workspace_id, deleted_at__isnull=True).order_by("-updated_at", "-id")
+
+
+SOURCE_KINDS = ("image", "video", "document", "3d")  # what a request can start from ("my sketch", "the video I sent")
+MAX_SOURCE_CANDIDATES = 20
+
+
+def source_candidates_list(*, workspace_id: int, limit: int = MAX_SOURCE_CANDIDATES) -> list[dict[str, Any]]:
+    """The workspace's files a request may point at ("my sketch", "the photo I just uploaded"), newest first:
+    id, kind, title, description, the uploaded file's original name, when it was added and whether a person
+    uploaded it (not a task). One query; scoped to the workspace, deleted artifacts left out."""
+    first_version = ArtifactVersion.objects.filter(artifact_id=OuterRef("pk"), number=1)
+    rows = (
+        artifact_list(workspace_id=workspace_id)
+        .filter(kind__in=SOURCE_KINDS)
+        .annotate(
+            upload_name=Subquery(first_version.values("meta__upload__filename")[:1]),
+            first_author=Subquery(first_version.values("author_user_id")[:1]),
+        )
+        .order_by("-created_at", "-id")
+        .values("id", "kind", "title", "description", "created_at", "created_by_task_id", "upload_name", "first_author")
+    )[: max(1, min(limit, MAX_SOURCE_CANDIDATES))]
+    return [
+        {
+            "id": row["id"],
+            "kind": row["kind"],
+            "title": row["title"],
+            "description": row["description"][:300],
+            "filename": row["upload_name"] or "",
+            "created_at": row["created_at"],
+            "uploaded": row["created_by_task_id"] is None and row["first_author"] is not None,
+        }
+        for row in rows
+    ]
 
 
 def artifact_get(*, workspace_id: int, artifact_id: int) -> Artifact:

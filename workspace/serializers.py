@@ -119,6 +119,9 @@ class GenerationJobOut(serializers.ModelSerializer):
     )
     artifact_version_id = serializers.IntegerField(read_only=True, allow_null=True, help_text="The result, once done.")
     artifact_version_number = serializers.SerializerMethodField()
+    source_artifact_id = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="The artifact the result is made from (a sketch, a photo), if any."
+    )
 
     class Meta:
         model = GenerationJob
@@ -136,6 +139,7 @@ class GenerationJobOut(serializers.ModelSerializer):
             "artifact_id",
             "artifact_version_id",
             "artifact_version_number",
+            "source_artifact_id",
             "error",
             "created_at",
             "submitted_at",

@@ -84,6 +84,7 @@ from agents.providers.task_requests import (
     seconds_wanted,
 )
 from lomote.kernel.subjects import request_subject
+from lomote.understanding.sources import Candidate, SourceReading, source_read
 
 MODEL_NAME = "lomote-scripted-planner-1"
 MAX_ITEMS = 12
@@ -199,6 +200,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     ),
 )
 GENERATION_TOOLS = frozenset(s.tool for s in STRATEGIES)
+SOURCE_KINDS = frozenset({"image", "video"})  # the kinds of work that can start from a person's image
 FOLDED_KINDS: dict[str, str] = {}
 for _strategy in STRATEGIES:
     for _keyword in _strategy.keywords:
@@ -416,6 +418,10 @@ WORDS: dict[str, dict[str, str]] = {
         "no_image_prompt": "I found no image for “{query}”, so {item} starts from its prompt alone.",
         "one_result": "I am making “{title}” with {tool}.",
         "one_revision": "I am making a new version of artifact {artifact} with {tool}: {change}.",
+        "from_source": "I am starting from your file “{title}” (#{artifact}).",
+        "source_evidence": "To start from the person's file “{title}”.",
+        "which_source": "Several of your files could be the one you mean: which should {items} start from?",
+        "source_alternatives": "Other files fit as well: {others}. Name one and I will start from it instead.",
         "reading_guide": "I am reading the guide {names} before starting this work.",
         "reading_guides": "I am reading the guides {names} before starting this work.",
     },
@@ -533,6 +539,14 @@ WORDS: dict[str, dict[str, str]] = {
         "no_image_prompt": "je n’ai trouvé aucune image pour « {query} » : {item} part de sa seule description.",
         "one_result": "je crée « {title} » avec {tool}.",
         "one_revision": "je fais une nouvelle version de l’artefact {artifact} avec {tool} : {change}.",
+        "from_source": "je pars de votre fichier « {title} » (#{artifact}).",
+        "source_evidence": "À faire à partir du fichier « {title} » de la personne.",
+        "which_source": (
+            "Plusieurs de vos fichiers pourraient être celui dont vous parlez : de quel fichier partir pour {items} ?"
+        ),
+        "source_alternatives": (
+            "D’autres fichiers conviendraient aussi : {others}. Nommez-en un et je partirai de lui."
+        ),
         "reading_guide": "je lis le guide {names} avant de commencer ce travail.",
         "reading_guides": "je lis les guides {names} avant de commencer ce travail.",
     },
@@ -898,6 +912,7 @@ class _Planner:
         self.mode = state.get("mode") or ""
         self.guides: list[dict[str, Any]] = [g for g in state.get("guides") or [] if isinstance(g, dict)]
         self.guides_read = {str(g.get("name")) for g in state.get("guides_read") or [] if isinstance(g, dict)}
+        self.files = [_candidate(f) for f in state.get("workspace_files") or [] if isinstance(f, dict) and f.get("id")]
 
     def can(self, tool: str) -> bool:
         return tool in self.visible
@@ -1026,7 +1041,26 @@ class _Planner:
         arguments = self.arguments(item, strategy)
         if item.get("position") is None:
             arguments.pop("checklist_position", None)
-        return Decision([line or w["one_result"].format(title=label, tool=strategy.tool)], [(strategy.tool, arguments)])
+        lines = [line or w["one_result"].format(title=label, tool=strategy.tool)]
+        if strategy.kind in SOURCE_KINDS and not arguments.get("source_artifact_id") and not change:
+            # "Turn my sketch into a logo": the person's own file is the work's source (DESIGN §15).
+            reading = self.source_reading(request_of(item) or self.task.get("brief") or "")
+            if reading is not None and reading.ranked:
+                top = reading.ranked[0][0]
+                arguments["source_artifact_id"] = top.id
+                lines.append(w["from_source"].format(title=_short(top.title, 60), artifact=top.id))
+                if reading.ambiguous:
+                    # A short step makes one result and cannot ask first: it says which file it took and which
+                    # others fitted as well, so the person can name another in a word.
+                    others = ", ".join(f"“{_short(c.title, 40)}” (#{c.id})" for c in reading.choices[1:])
+                    lines.append(w["source_alternatives"].format(others=others))
+        return Decision(lines, [(strategy.tool, arguments)])
+
+    def source_reading(self, text: str) -> SourceReading | None:
+        """What the person's words point at among the workspace's files (None: no files listed at this step)."""
+        if not self.files or not text.strip():
+            return None
+        return source_read(text, self.files)
 
     def goal(self) -> Decision | None:
         """A new message changing what the task must deliver: revise the goal and re-plan for it.
@@ -1369,7 +1403,39 @@ class _Planner:
             line, reads = self.reading(needed)
             lines.append(line)
             calls += reads
+        sourced = self.plan_sources(source, titles)
+        if sourced is not None:
+            lines += sourced.lines
+            calls += sourced.calls
         return Decision(lines, calls)
+
+    def plan_sources(self, brief: str, titles: list[str]) -> Decision | None:
+        """The person's own file the brief starts from ("Transforme mon croquis en logo"), marked on the planned
+        items that can start from an image; when several files fit as well, the person chooses on a card (the
+        answer is read by `read_card_reply`, as for a video's photo)."""
+        kinds = [classify(t) or classify(brief) for t in titles]
+        works = [n for n, kind in enumerate(kinds, 1) if kind is not None and kind.kind in SOURCE_KINDS]
+        reading = self.source_reading(brief) if works and self.can("update_checklist") else None
+        if reading is None or not reading.ranked:
+            return None
+        w = self.words
+        if reading.ambiguous and self.can("ask_user"):
+            evidence = f"{REQUEST_PREFIX}{_bounded(brief)}{CHOOSE_MARK}"
+            updates = [{"position": n, "status": "pending", "evidence": evidence} for n in works]
+            options = [f"{_short(c.title, 60)} (#{c.id})" for c in reading.choices]
+            question = w["which_source"].format(items=self.items_label([{"position": n} for n in works]))
+            return Decision(
+                [question],
+                [
+                    ("update_checklist", {"updates": updates}),
+                    ("ask_user", {"question": question, "options": [*options, w["opt_none_of_these"]]}),
+                ],
+            )
+        top = reading.ranked[0][0]
+        evidence = f"{w['source_evidence'].format(title=_short(top.title, 60))} [from artifact {top.id}]"
+        updates = [{"position": n, "status": "pending", "evidence": evidence} for n in works]
+        line = w["from_source"].format(title=_short(top.title, 60), artifact=top.id)
+        return Decision([line], [("update_checklist", {"updates": updates})])
 
     def series_count(self, source: str, noun: str) -> tuple[int, "list[str] | Decision"]:
         """How many of a series with no number to make: the number the person gave on the card (or typed), else
@@ -1656,6 +1722,8 @@ class _Planner:
             return {"title": title, "content": content, "checklist_position": item["position"]}
         arguments = strategy.arguments(item=item, task={**self.task, "brief": self.context(item, strategy)})
         if strategy.kind != "video":
+            if strategy.kind in SOURCE_KINDS and not revision_of(item) and source_of(item):
+                arguments["source_artifact_id"] = source_of(item)  # the person's file it starts from
             return arguments
         revision, artifact = revision_of(item), _last_artifact(item)
         if revision and artifact is not None:
@@ -1844,6 +1912,19 @@ def _card_answer(text: str) -> str:
 
 def _singular_tokens(text: str) -> set[str]:
     return {form for token in _tokens(text) for form in (token, _singular(token, "en"), _singular(token, "fr"))}
+
+
+def _candidate(file: dict[str, Any]) -> Candidate:
+    """A workspace file listed in the state (agents/runtime/context.py), as the understanding layer ranks it."""
+    return Candidate(
+        id=int(file["id"]),
+        kind=str(file.get("kind") or ""),
+        title=str(file.get("title") or ""),
+        filename=str(file.get("filename") or ""),
+        description=str(file.get("description") or ""),
+        age_seconds=float(file.get("age_seconds") or 0),
+        uploaded=bool(file.get("uploaded")),
+    )
 
 
 def _artifact_ref(artifact: Any) -> Any:

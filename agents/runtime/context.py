@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from django.utils import timezone
+
 from agents.models import ACTIVE_TURN_STATUSES, Task, ToolCall, Turn
 from agents.providers.base import ModelRequest, ToolSpec
 from agents.runtime.compaction import Watermarks, context_budget
@@ -35,6 +37,7 @@ from agents.tools.base import Tool
 from agents.tools.registry import tools_offered, tools_visible
 from memory.selectors import Recall, recall
 from memory.services.profile import profile_current
+from workspace.selectors import source_candidates_list
 
 SYSTEM_RULES = """You are Lomote's creative agent, working on one task for a person over days.
 Rules:
@@ -218,6 +221,22 @@ def _tail(snapshot: TaskSnapshot, redact: Redactor) -> dict[str, Any]:
     return tail
 
 
+def _workspace_files(workspace_id: int, redact: Redactor) -> list[dict[str, Any]]:
+    now = timezone.now()
+    return [
+        {
+            "id": row["id"],
+            "kind": row["kind"],
+            "title": redact.text(row["title"]),
+            "filename": redact.text(row["filename"]),
+            "description": redact.text(row["description"]),
+            "uploaded": row["uploaded"],
+            "age_seconds": max(0, round((now - row["created_at"]).total_seconds())),
+        }
+        for row in source_candidates_list(workspace_id=workspace_id)
+    ]
+
+
 def context_build(
     *,
     task: Task,
@@ -320,6 +339,11 @@ def context_build(
         "guides": [{"name": name, "purpose": purpose} for name, purpose in snapshot.guides],
         "guides_read": guides_read_in(history, turn),
     }
+    if new_messages:
+        # The person's words may point at their own material ("my sketch", "the photo I just uploaded"): the
+        # workspace's recent files, for the planner to resolve by meaning and recency (lomote/understanding/
+        # sources.py). Read only when there are words to read: steps without new messages cost nothing more.
+        state["workspace_files"] = _workspace_files(task.workspace_id, redact)
     if short:
         state["mode"] = SHORT_MODE
     request = ModelRequest(

@@ -40,11 +40,32 @@ class GenerateArgs(ToolArgs):
     )
 
 
+class ImageArgs(GenerateArgs):
+    source_artifact_id: int | None = Field(
+        default=None,
+        ge=1,
+        description="An image of the workspace this one is made from: the person's sketch to turn into a clean "
+        "logo, their photo to use (it is the job's source and appears in the result's provenance).",
+    )
+
+
 class VideoArgs(GenerateArgs):
     seconds: int = Field(default=5, ge=1, le=60)
     source_artifact_id: int | None = Field(
         default=None, ge=1, description="An image of the workspace to animate (e.g. a photo found with search_assets)."
     )
+
+
+def _check_source(ctx: ToolContext, source_artifact_id: int | None) -> None:
+    """A source must be a live image of the caller's workspace (another workspace's id is not found)."""
+    if source_artifact_id is None:
+        return
+    try:
+        source = artifact_get(workspace_id=ctx.workspace_id, artifact_id=source_artifact_id)
+    except DomainError as exc:
+        raise ToolError(exc.message, code=exc.code) from None
+    if source.kind != "image":
+        raise ToolError("The source must be an image artifact.", code="source_not_an_image")
 
 
 def api_requested(task_id: int) -> bool:
@@ -283,9 +304,18 @@ class GenerateImage(_Generate):
     domain = "image"
     kind = "image"
     operation = "image.generate"
+    Args = ImageArgs
+
+    def params(self, args: GenerateArgs) -> dict:
+        source = getattr(args, "source_artifact_id", None)  # plain GenerateArgs (a quote's plan) name none
+        return {} if source is None else {"source_artifact_id": source}
 
     def plan_params(self, args: GenerateArgs, items: int) -> dict:
         return {"count": min(items, 8)}
+
+    def run(self, ctx: ToolContext, args: GenerateArgs) -> ToolResult:
+        _check_source(ctx, getattr(args, "source_artifact_id", None))
+        return super().run(ctx, args)
 
 
 class GenerateVideo(_Generate):
@@ -305,13 +335,7 @@ class GenerateVideo(_Generate):
         return {"seconds": min(args.seconds * items, 60)}
 
     def run(self, ctx: ToolContext, args: VideoArgs) -> ToolResult:
-        if args.source_artifact_id is not None:
-            try:
-                source = artifact_get(workspace_id=ctx.workspace_id, artifact_id=args.source_artifact_id)
-            except DomainError as exc:
-                raise ToolError(exc.message, code=exc.code) from None
-            if source.kind != "image":
-                raise ToolError("The source must be an image artifact.", code="source_not_an_image")
+        _check_source(ctx, args.source_artifact_id)
         return super().run(ctx, args)
 
 

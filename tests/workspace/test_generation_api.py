@@ -113,6 +113,7 @@ def test_it_shows_a_job_with_its_result(workspace, carol, client_for, jobs):
         "artifact_id": version.artifact_id,
         "artifact_version_id": version.pk,
         "artifact_version_number": 1,
+        "source_artifact_id": None,
         "error": None,
         "created_at": body["created_at"],
         "submitted_at": body["submitted_at"],

@@ -40,6 +40,7 @@ from PIL import Image, ImageDraw, ImageFont, features
 from lomote.kernel.exceptions import InvalidInput
 from lomote.kernel.subject_words import KIND_GROUPS
 from lomote.kernel.subjects import request_subject
+from workspace.providers import tracing
 from workspace.providers.base import Output, ReportFn, WorkerProvider
 from workspace.selectors import artifact_version_get
 
@@ -923,8 +924,52 @@ def _encode_animation(frames: list[Image.Image], duration: int) -> tuple[bytes, 
 
 
 def render_from_source(
-    source: Image.Image, params: dict[str, Any] | None = None, progress: Progress | None = None
+    source: Image.Image,
+    params: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+    *,
+    kind: str = "video",
+    prompt: str = "",
 ) -> Output:
+    """Make the work from the person's own image (the job's source): an image is traced from a drawing into a
+    clean mark, or toned from a photo (workspace/providers/tracing.py); a video animates the image."""
+    if kind == "image":
+        return _image_from_source(source, params or {}, prompt, progress)
+    return _animate_source(source, params, progress)
+
+
+def _image_from_source(source: Image.Image, params: dict[str, Any], prompt: str, progress: Progress | None) -> Output:
+    """A drawing, or anything asked as a logo, is traced into a clean mark above the wordmark; a photo becomes a
+    duotone in the palette. The wordmark is a name the person gave (`title`, or a name in their words), never a
+    style word of the request: with no name, there is none."""
+    style = style_for(prompt, params)
+    drawn = tracing.looks_drawn(source)
+    layout = style.layout
+    size = _size(params, DEFAULT_SIZES.get(layout, DEFAULT_SIZES["logo"]), square=layout == "logo")
+    wordmark = tracing.wordmark_for(prompt, params.get("title"))
+    if progress:
+        progress(30)
+    make = tracing.logo_from_sketch if drawn or layout == "logo" else tracing.duotone_from_photo
+    made = make(source, size=size, palette=style.palette, wordmark=wordmark, font=font, weight=style.typography)
+    if progress:
+        progress(80)
+    buffer = io.BytesIO()
+    made.image.save(buffer, format="PNG", optimize=True)
+    meta = _meta(style, size, renderer=f"procedural-source-{made.method}-1") | {
+        "layout": layout,
+        "title": made.wordmark,
+        "wordmark": made.wordmark,
+        "source_artifact_id": params.get("source_artifact_id"),
+        "method": made.method,
+        "mark_box": list(made.mark_box),
+        "source_box": list(made.source_box),
+        "stroke_coverage": round(made.coverage, 4),
+    }
+    meta.pop("mark", None)
+    return Output(content=buffer.getvalue(), media_type="image/png", filename="logo.png", meta=meta)
+
+
+def _animate_source(source: Image.Image, params: dict[str, Any] | None, progress: Progress | None) -> Output:
     """Animate an existing image: a slow push-in and pan across it ("Ken Burns"), `seconds` long."""
     params = params or {}
     fps = float(params.get("fps", 8))
@@ -1250,8 +1295,8 @@ class ProceduralProvider(WorkerProvider):
                 errors[name] = ["Between 1 and 30."]
             elif name == "seconds" and not 1 <= value <= 60:
                 errors[name] = ["Between 1 and 60."]
-            elif name == "source_artifact_id" and kind != "video":
-                errors[name] = ["Only a video can start from an existing image."]
+            elif name == "source_artifact_id" and kind not in ("image", "video"):
+                errors[name] = ["Only an image or a video can start from an existing image."]
             elif name == "warmth" and not -1 <= value <= 1:
                 errors[name] = ["Between -1 and 1."]
             elif name in ("title", "subtitle") and len(value) > 60:
@@ -1267,7 +1312,8 @@ class ProceduralProvider(WorkerProvider):
 
         source_id = (job.params or {}).get("source_artifact_id")
         if source_id is not None:
-            output = render_from_source(_source_image(job.workspace_id, source_id), job.params, progress=progress)
+            source = _source_image(job.workspace_id, source_id)
+            output = render_from_source(source, job.params, progress=progress, kind=job.kind, prompt=job.prompt)
         else:
             output = render(job.kind, job.prompt, job.params, progress=progress)
         report("succeeded", output=output)
