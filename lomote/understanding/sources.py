@@ -21,6 +21,7 @@ Pure: no Django, no database. The caller lists the candidates (workspace/selecto
 
 import functools
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,7 @@ DAY = 86400.0
 OWN_BONUS = 0.1  # a person's upload over a task's result, all else equal
 MARGIN = 0.04  # two candidates this close are asked about
 MAX_CHOICES = 4
+COPY_COUNTER = re.compile(r"\s*(\(\d+\)|copy( \d+)?)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,8 @@ class Candidate:
 
     @property
     def text(self) -> str:
-        stem = self.filename.rsplit(".", 1)[0].replace("_", " ").replace("-", " ")
+        # "sketch (1).png" is a second copy of "sketch.png", not a different meaning: drop the copy counter.
+        stem = COPY_COUNTER.sub("", self.filename.rsplit(".", 1)[0]).replace("_", " ").replace("-", " ")
         parts = [self.title, stem if stem.casefold() not in self.title.casefold() else "", self.description]
         return ". ".join(part.strip() for part in parts if part and part.strip())[:300]
 
