@@ -19,6 +19,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont, ImageOps
 from scipy import ndimage
 
+from lomote.understanding.language_id import language_identify
+
 RGB = tuple[int, int, int]
 FontFn = Callable[[int, str], ImageFont.FreeTypeFont]
 
@@ -33,6 +35,13 @@ MAX_WORDMARK = 40
 # nothing about what the request asks for, only which words are written as a name.
 _QUOTED = re.compile(r"[\"“«]\s*([^\"”»]{1,60}?)\s*[\"”»]")
 _JOINS = frozenset("& and et und y e de du des del da do of la le".split())
+# Words that introduce a name ("for IKEA", "appelée ZEN"): only they let a word in capitals be one.
+_NAMING = frozenset(
+    "for called named pour appelé appelée nommé nommée für namens para llamado llamada chamado chamada".split()
+)
+NAMING_REACH = 3  # "for the bakery Müller": the naming word may stand a few words before the name
+CAPITALISED_NOUNS = frozenset({"de"})  # languages that write every noun with a capital
+TITLE_CASE_SHARE = 0.6  # "Make My Sketch A Logo": most words capitalised, so capitals mark no name
 
 
 @dataclass(frozen=True)
@@ -111,34 +120,48 @@ def looks_drawn(image: Image.Image) -> bool:
 
 def wordmark_for(prompt: str, title: str | None = None) -> str:
     """The name to set under a mark: the title given, else a name the request writes (quoted, or capitalised
-    words that do not start a sentence: "…for Terre & Feu"), else none. Never a style word of the request."""
+    words that do not start a sentence: "…for Terre & Feu"), else none. Never a style word of the request: a
+    word in capitals is emphasis ("a clean VECTOR logo", "SVG style") unless a naming word introduces it ("for
+    IKEA"); in a sentence Written Like A Title, or in a language that capitalises its nouns ("meine Skizze als
+    Logo"), only a naming word or quotes mark a name."""
     if title and title.strip():
         return title.strip()[:MAX_WORDMARK]
     quoted = _QUOTED.search(prompt or "")
     if quoted:
         return quoted.group(1).strip()[:MAX_WORDMARK]
-    names: list[str] = []
+    tokens = (prompt or "").split()
+    lettered = [w for w in (t.strip(",;:()[].!?") for t in tokens) if len(w) >= 3 and w[:1].isalpha()]
+    if lettered and sum(w[:1].isupper() for w in lettered) / len(lettered) >= TITLE_CASE_SHARE:
+        return ""
+    capitals_say_little = language_identify(prompt) in CAPITALISED_NOUNS
+    names: list[list[str]] = []
     run: list[str] = []
+    introduced: list[bool] = []  # per run: a naming word comes right before it
     starts = True  # the next word starts a sentence
-    for token in (prompt or "").split():
+    recent: list[str] = []  # the few words before the current one
+    for token in tokens:
         word = token.strip(",;:()[]")
         capital = word[:1].isupper() and word != "I" and not starts
         if capital or (run and word.casefold() in _JOINS):
+            if not run:
+                introduced.append(bool(_NAMING.intersection(recent[-NAMING_REACH:])))
             run.append(word.rstrip(".!?"))
-        else:
-            names.append(" ".join(run))
+        elif run:
+            names.append(run)
             run = []
         starts = token.endswith((".", "!", "?"))
-        if starts:
-            names.append(" ".join(run))
+        if starts and run:
+            names.append(run)
             run = []
-    names.append(" ".join(run))
+        recent.append(word.casefold())
+    if run:
+        names.append(run)
     trimmed = []
-    for name in names:
-        words = name.split()
+    for words, named in zip(names, introduced, strict=True):
         while words and words[-1].casefold() in _JOINS:
-            words.pop()
-        if words:
+            words = words[:-1]
+        shouted = all(w.isupper() for w in words if w.isalpha())
+        if words and (named or not (shouted or capitals_say_little)):
             trimmed.append(" ".join(words))
     return max(trimmed, key=len)[:MAX_WORDMARK] if trimmed else ""
 
