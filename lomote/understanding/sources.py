@@ -12,8 +12,10 @@ much closer the candidate reads to the bank's description of the kind asked ("a 
 croquis, Skizze…": a file named "logo-sketch.png" reads as a sketch in any language) than to the other kinds
 its artifact could be (so it is a poor answer to "my photo"), recency weighs time as the person said it ("just
 uploaded": minutes count; "yesterday's": the day before counts; nothing said: a mild preference for the newer)
-and `own` prefers what the person uploaded over what a task made. Candidates of a kind of artifact the
-reference cannot be (a document for "my photo") are not ranked. Two candidates scoring within MARGIN of each
+and `own` prefers what the person uploaded over what a task made ("just uploaded" counts from the person's
+newest upload and never credits a task's result). Candidates of a kind of artifact the reference cannot be (a
+document for "my photo") are not ranked, nor those whose evidence (the sum without `own`) is below MIN_EVIDENCE:
+then nothing fits and the work starts from the person's words. Two candidates scoring within MARGIN of each
 other are a question for the person, not a guess: the reading is `ambiguous` and names them.
 
 Pure: no Django, no database. The caller lists the candidates (workspace/selectors.py) and acts on the reading.
@@ -48,6 +50,9 @@ LATEST_SCALE = 15 * 60.0  # seconds: "just now" fades over a quarter of an hour
 UNSPECIFIED_SCALE = 3 * 86400.0
 DAY = 86400.0
 OWN_BONUS = 0.1  # a person's upload over a task's result, all else equal
+# Below this a file fits neither by meaning nor by time ("my photo of the dog" and only a file named
+# "logo-sketch"): it is not ranked, and the work starts from the person's words alone.
+MIN_EVIDENCE = 0.2
 MARGIN = 0.04  # two candidates this close are asked about
 MAX_CHOICES = 4
 COPY_COUNTER = re.compile(r"\s*(\(\d+\)|copy( \d+)?)$", re.IGNORECASE)
@@ -131,10 +136,16 @@ def sources_rank(
         by_gloss = files @ gloss_rows.T
         fit = by_gloss[:, 0] - (by_gloss[:, 1:].mean(axis=1) if others else 0.0)
     weight = RECENCY_WEIGHT.get(when, RECENCY_WEIGHT["unspecified"])
-    scored = [
-        (c, float(meaning[i] + GLOSS_WEIGHT * fit[i] + weight * recency(c.age_seconds, when) + OWN_BONUS * c.uploaded))
-        for i, c in enumerate(fitting)
-    ]
+    # "The photo I just uploaded", "my latest upload": what the person added last, even when they took a while to
+    # ask (time counts from their newest fitting upload, not from now); a task's result was not uploaded by them.
+    uploads = [c.age_seconds for c in fitting if c.uploaded]
+    newest = min(uploads) if when == "latest" and uploads else 0.0
+    scored = []
+    for i, c in enumerate(fitting):
+        timely = 0.0 if when == "latest" and not c.uploaded else recency(c.age_seconds - newest, when)
+        evidence = float(meaning[i] + GLOSS_WEIGHT * fit[i] + weight * timely)
+        if evidence >= MIN_EVIDENCE:
+            scored.append((c, evidence + OWN_BONUS * c.uploaded))
     return sorted(scored, key=lambda pair: (-pair[1], pair[0].age_seconds, -pair[0].id))
 
 

@@ -117,3 +117,20 @@ def test_it_names_no_source_when_the_request_starts_from_nothing(text):
 def test_it_finds_nothing_to_start_from_in_an_empty_workspace():
     reading = source_read("Turn my logo sketch into a clean vector-style logo", [])
     assert reading.reference == "sketch" and reading.chosen is None and not reading.ambiguous
+
+
+def test_it_counts_just_uploaded_from_the_person_s_newest_upload_not_from_a_task_s_result():
+    # given a photo the person uploaded twenty minutes ago, an older one, and a result a task made a minute ago
+    upload, older = files(("image", "IMG 2041", "IMG_2041.jpg", 20 * 60), ("image", "IMG 1990", "IMG_1990.jpg", DAY))
+    made = Candidate(id=9, kind="image", title="Poster: jazz night", age_seconds=60, uploaded=False)
+    # when they say "the photo I just uploaded", their newest upload is meant: the task's result was not uploaded
+    assert source_read("animate the photo I just uploaded", [made, older, upload]).chosen == upload
+
+
+def test_it_starts_from_nothing_when_no_file_fits_the_words():
+    # given only a logo sketch, when the person asks to animate their photo of a dog, then no file is taken
+    only_sketch = files(("image", "logo-sketch", "logo-sketch.png", 10 * 60))
+    reading = source_read("animate my photo of the dog", only_sketch)
+    assert reading.reference == "photo" and reading.ranked == () and reading.chosen is None
+    # while an image they just uploaded is "the photo I just uploaded", whatever its name
+    assert source_read("animate the photo I just uploaded", only_sketch).chosen == only_sketch[0]
