@@ -419,6 +419,7 @@ WORDS: dict[str, dict[str, str]] = {
         "one_result": "I am making “{title}” with {tool}.",
         "one_revision": "I am making a new version of artifact {artifact} with {tool}: {change}.",
         "from_source": "I am starting from your file “{title}” (#{artifact}).",
+        "no_source_fits": "None of your files looks like the one you mean, so I am starting from your words alone.",
         "source_evidence": "To start from the person's file “{title}”.",
         "which_source": "Several of your files could be the one you mean: which should {items} start from?",
         "source_alternatives": "Other files fit as well: {others}. Name one and I will start from it instead.",
@@ -540,6 +541,7 @@ WORDS: dict[str, dict[str, str]] = {
         "one_result": "je crée « {title} » avec {tool}.",
         "one_revision": "je fais une nouvelle version de l’artefact {artifact} avec {tool} : {change}.",
         "from_source": "je pars de votre fichier « {title} » (#{artifact}).",
+        "no_source_fits": "Aucun de vos fichiers ne ressemble à celui dont vous parlez : je pars de vos seuls mots.",
         "source_evidence": "À faire à partir du fichier « {title} » de la personne.",
         "which_source": (
             "Plusieurs de vos fichiers pourraient être celui dont vous parlez : de quel fichier partir pour {items} ?"
@@ -913,6 +915,7 @@ class _Planner:
         self.guides: list[dict[str, Any]] = [g for g in state.get("guides") or [] if isinstance(g, dict)]
         self.guides_read = {str(g.get("name")) for g in state.get("guides_read") or [] if isinstance(g, dict)}
         self.files = [_candidate(f) for f in state.get("workspace_files") or [] if isinstance(f, dict) and f.get("id")]
+        self.files_listed = isinstance(state.get("workspace_files"), list)  # an empty workspace is listed as []
 
     def can(self, tool: str) -> bool:
         return tool in self.visible
@@ -1054,11 +1057,14 @@ class _Planner:
                     # others fitted as well, so the person can name another in a word.
                     others = ", ".join(f"“{_short(c.title, 40)}” (#{c.id})" for c in reading.choices[1:])
                     lines.append(w["source_alternatives"].format(others=others))
+            elif reading is not None and reading.reference != "none":
+                # "My photo of the dog" and no such file: say so rather than quietly start from nothing.
+                lines.append(w["no_source_fits"])
         return Decision(lines, [(strategy.tool, arguments)])
 
     def source_reading(self, text: str) -> SourceReading | None:
         """What the person's words point at among the workspace's files (None: no files listed at this step)."""
-        if not self.files or not text.strip():
+        if not self.files_listed or not text.strip():
             return None
         return source_read(text, self.files)
 

@@ -5,18 +5,19 @@ Two decisions read the words: `source` (does the request point at the person's o
 sketch, photo, logo, document, video — or none) and `source_time` (latest, yesterday, or unspecified). Then each
 candidate (the workspace's recent files, as a selector lists them) is scored by
 
-    meaning(request, candidate) + GLOSS_WEIGHT · fit(kind, candidate) + w(when) · recency + own
+    meaning(request, candidate) + GLOSS_WEIGHT · fit(kind, candidate) + w(when) · recency + named + own
 
 where a candidate's text is its title, file name and description, `meaning` is the encoder's cosine, `fit` is how
 much closer the candidate reads to the bank's description of the kind asked ("a sketch, a hand drawing,
 croquis, Skizze…": a file named "logo-sketch.png" reads as a sketch in any language) than to the other kinds
 its artifact could be (so it is a poor answer to "my photo"), recency weighs time as the person said it ("just
-uploaded": minutes count; "yesterday's": the day before counts; nothing said: a mild preference for the newer)
-and `own` prefers what the person uploaded over what a task made ("just uploaded" counts from the person's
-newest upload and never credits a task's result). Candidates of a kind of artifact the reference cannot be (a
-document for "my photo") are not ranked, nor those whose evidence (the sum without `own`) is below MIN_EVIDENCE:
-then nothing fits and the work starts from the person's words. Two candidates scoring within MARGIN of each
-other are a question for the person, not a guess: the reading is `ambiguous` and names them.
+uploaded": minutes count; "yesterday's": the day before counts; nothing said: a mild preference for the newer),
+`named` counts a file whose own name the request writes ("animate IMG_2041") and `own` prefers what the person
+uploaded over what a task made ("just uploaded" counts from the person's newest upload and never credits a
+task's result). Candidates of a kind of artifact the reference cannot be (a document for "my photo") are not
+ranked, nor those whose evidence (the sum without `own`) is below MIN_EVIDENCE: then nothing fits and the work
+starts from the person's words. Two candidates scoring within MARGIN of each other are a question for the
+person, not a guess: the reading is `ambiguous` and names them.
 
 Pure: no Django, no database. The caller lists the candidates (workspace/selectors.py) and acts on the reading.
 """
@@ -32,6 +33,7 @@ import yaml
 from lomote.understanding.banks import BANKS
 from lomote.understanding.classifier import decide
 from lomote.understanding.encoder import Encoder, encoder_default
+from lomote.understanding.normalise import fold
 
 NONE = "none"
 # The kinds of artifact each kind of material can be.
@@ -55,6 +57,8 @@ OWN_BONUS = 0.1  # a person's upload over a task's result, all else equal
 MIN_EVIDENCE = 0.2
 MARGIN = 0.04  # two candidates this close are asked about
 MAX_CHOICES = 4
+NAMED_BONUS = 0.5  # the file's own name written in the request
+_WORD = re.compile(r"[^\W_]+")
 COPY_COUNTER = re.compile(r"\s*(\(\d+\)|copy( \d+)?)$", re.IGNORECASE)
 
 
@@ -115,6 +119,21 @@ def recency(age_seconds: float, when: str) -> float:
     return math.exp(-age / UNSPECIFIED_SCALE)
 
 
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(fold(text)))
+
+
+def named(text: str, candidate: Candidate) -> bool:
+    """The request writes the file's name ("animate IMG_2041", "the logo-sketch one"): identity, not meaning. A
+    name of one plain word ("logo", "sketch") says no more than the kind and is left to meaning."""
+    said = f" {' '.join(_words(text))} "
+    for name in (candidate.title, COPY_COUNTER.sub("", candidate.filename.rsplit(".", 1)[0])):
+        words = _words(name)
+        if (len(words) >= 2 or any(ch.isdigit() for ch in "".join(words))) and f" {' '.join(words)} " in said:
+            return True
+    return False
+
+
 def sources_rank(
     text: str, reference: str, when: str, candidates: list[Candidate], encoder: Encoder | None = None
 ) -> list[tuple[Candidate, float]]:
@@ -143,7 +162,7 @@ def sources_rank(
     scored = []
     for i, c in enumerate(fitting):
         timely = 0.0 if when == "latest" and not c.uploaded else recency(c.age_seconds - newest, when)
-        evidence = float(meaning[i] + GLOSS_WEIGHT * fit[i] + weight * timely)
+        evidence = float(meaning[i] + GLOSS_WEIGHT * fit[i] + weight * timely + NAMED_BONUS * named(text, c))
         if evidence >= MIN_EVIDENCE:
             scored.append((c, evidence + OWN_BONUS * c.uploaded))
     return sorted(scored, key=lambda pair: (-pair[1], pair[0].age_seconds, -pair[0].id))

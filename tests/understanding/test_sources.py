@@ -134,3 +134,9 @@ def test_it_starts_from_nothing_when_no_file_fits_the_words():
     assert reading.reference == "photo" and reading.ranked == () and reading.chosen is None
     # while an image they just uploaded is "the photo I just uploaded", whatever its name
     assert source_read("animate the photo I just uploaded", only_sketch).chosen == only_sketch[0]
+
+
+def test_it_takes_the_file_whose_name_the_person_writes_over_a_newer_one():
+    named, newer = files(("image", "IMG 2041", "IMG_2041.jpg", 3 * DAY), ("image", "IMG 1001", "IMG_1001.jpg", 60))
+    assert source_read("animate IMG_2041", [named, newer]).chosen == named
+    assert source_read("fais une vidéo de la photo IMG_2041.jpg", [named, newer]).chosen == named
