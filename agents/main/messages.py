@@ -48,7 +48,7 @@ from agents.models import (
     TaskKind,
     TaskStatus,
 )
-from agents.providers.router_scripted import media_kind
+from agents.providers.media_words import media_kind
 from agents.services.card_actions import card_act, card_reply
 from agents.services.cards import card_open, card_resolve
 from agents.services.forgotten import Redactor
@@ -362,7 +362,7 @@ def _option_named(card: Card, text: str) -> str | None:
 # --- semantic routing -------------------------------------------------------------------------------------
 
 
-def _recent_messages(workspace_id: int) -> list[dict]:
+def main_recent_messages(workspace_id: int) -> list[dict]:
     rows = MainMessage.objects.filter(workspace_id=workspace_id).order_by("-id")[:RECENT_MESSAGES]
     redact = Redactor(workspace_id).refresh()  # what a person asked to forget never reaches the Router
     return [
@@ -409,7 +409,7 @@ def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
         text=text,
         language=message.language,
         index=index,
-        recent=_recent_messages(workspace_id),
+        recent=main_recent_messages(workspace_id),
         lookups=lookups,
     )
     decision, chars = result.decision, result.prompt_chars
@@ -425,7 +425,7 @@ def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
                 text=text,
                 language=message.language,
                 index=index,
-                recent=_recent_messages(workspace_id),
+                recent=main_recent_messages(workspace_id),
                 duplicates=shown,
                 lookups=lookups,
             )
@@ -479,11 +479,14 @@ def _post_routed(message: _Message, *, note: str = "") -> MainMessage:
         return _clarify(
             message, decision.candidates, index=index, candidates=candidates, router=result, router_chars=chars
         )
+    # A correction or a forget request the forget intent did not take: Main notes it and the words go to memory
+    # as evidence (memory extraction supersedes what they correct); no task is touched.
+    reply = _say("answer", message.language) if decision.act == "memory" else decision.reply
     with transaction.atomic():
         return _record(
             message,
             route=Route.ANSWER,
-            reply=decision.reply or _say("answer", message.language),
+            reply=reply or _say("answer", message.language),
             candidates=candidates,
             router=result,
             router_chars=chars,

@@ -52,6 +52,10 @@ class RouterDecision(BaseModel):
     title: str | None = Field(default=None, max_length=200, description="lightweight / new_task: a short title.")
     reply: str | None = Field(default=None, max_length=4000, description="answer: Main's answer to the person.")
     reason: str | None = Field(default=None, max_length=500, description="One line: why.")
+    act: Literal["memory"] | None = Field(
+        default=None,
+        description="answer: memory when the message asks to forget or correct what Main remembers.",
+    )
     refers_to_existing: bool = Field(
         default=False,
         description="True when the message points at work that already exists: a change to it, or a new work "
@@ -93,6 +97,8 @@ Routes:
 - lightweight: one single generation (one image, one short clip); give a short `title`.
 - follow_up: the message continues a task of the index (edits its work, points back at it); give its `task` id.
 - new_task: an independent goal needing planning, several items or several steps; give a short `title`.
+- answer with act "memory": the person asks to forget or correct something you remember about them or their \
+brand ("forget the old address", "it's now called X"); Main's memory takes it.
 - clarify: the target is ambiguous (two tasks fit, or the work referred to is unclear); list up to 3 \
 `candidates` ids, best first. Asking is better than guessing.
 When two or more tasks of the index stay close and their index lines cannot tell them apart, call open_task \

@@ -169,7 +169,7 @@ def test_it_answers_how_the_message_was_routed(world, client_as):
     assert set(body) == RESPONSE_FIELDS
     assert (body["route"], body["language"], body["delivered"], body["author"]) == ("lightweight", "en", True, "bob")
     assert Task.objects.get(pk=body["task"]).kind == "lightweight"
-    assert body["candidates"][0]["task"] == world.task.pk and body["router_model"] == "lomote-scripted-router-2"
+    assert body["candidates"][0]["task"] == world.task.pk and body["router_model"] == "lomote-scripted-router-3"
     assert MainMessage.objects.filter(pk=body["id"]).exists()
 
 

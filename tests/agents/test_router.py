@@ -317,7 +317,7 @@ def test_it_finds_the_follow_up_among_200_tasks(access, router, workspace, bob):
     assert (message.route, message.task_id) == (Route.FOLLOW_UP, posters.pk)
     assert _inbox_texts(posters)[-1] == POSTERS_LATER
     assert Task.objects.count() == tasks_before
-    assert message.router_model == "lomote-scripted-router-2" and message.router_prompt_chars > 0
+    assert message.router_model == "lomote-scripted-router-3" and message.router_prompt_chars > 0
     assert message.candidates[0]["task"] == posters.pk
 
 

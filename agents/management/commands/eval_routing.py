@@ -37,10 +37,14 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from agents.main.messages import main_message_post
+from agents.main.messages import main_message_post, main_recent_messages
 from agents.models import MainMessage, ModelProfile, Route, Task, TaskKind, TaskStatus
 from agents.providers.router_scripted import MODEL_NAME as SCRIPTED_ROUTER_MODEL
+from agents.providers.router_scripted import candidates_from_index
+from agents.services.task_index import task_details_get, task_index_get
 from agents.services.tasks import task_create
+from lomote.understanding.languages import EVALUATED
+from lomote.understanding.routing import Example, target_fit, weights_save
 from workspace.models import Artifact, ArtifactKind
 from workspace.selectors import Access, workspace_access
 from workspace.services.workspaces import workspace_create
@@ -110,7 +114,7 @@ def cases_load(path: Path = DEFAULT_CASES) -> tuple[dict[str, dict], list[Case]]
         refusal = group.get("refusal", "")
         if refusal not in REFUSALS:
             raise DataSetError(f"{where}: unknown refusal {refusal!r}")
-        texts = [(language, text) for language in ("en", "fr") for text in group.get(language) or ()]
+        texts = [(language, text) for language in EVALUATED for text in group.get(language) or ()]
         if not texts:
             raise DataSetError(f"{where}: no phrasing")
         for language, text in texts:
@@ -301,6 +305,45 @@ def evaluate(
     return evaluation
 
 
+# --- fitting the Router's candidate model on the train split ---------------------------------------------
+
+
+def target_examples(*, states: dict[str, dict], cases: list[Case]) -> list[Example]:
+    """The train split's follow-ups and clarifications as the candidate model's examples: each message with the
+    index Main would give the Router in its state (built and rolled back as `evaluate` does), and the task it
+    means (none for a clarification: no candidate should be followed). Held-out cases are never read."""
+    chosen = [c for c in cases if not c.held_out and c.route in (Route.FOLLOW_UP, Route.CLARIFY)]
+    examples: list[Example] = []
+    by_state: dict[str, list[Case]] = {}
+    for case in chosen:
+        by_state.setdefault(case.state, []).append(case)
+    for name, state_cases in by_state.items():
+        try:
+            with transaction.atomic():
+                user = get_user_model().objects.create_user(username=f"fit-routing-{uuid.uuid4().hex[:12]}")
+                workspace = workspace_create(user=user, name=f"Routing fit: {name}")
+                access = workspace_access(principal=user, workspace_id=workspace.pk)
+                ids = state_build(spec=states[name], access=access)
+                recent = main_recent_messages(workspace.pk)
+                for case in state_cases:
+                    index = task_index_get(workspace_id=workspace.pk, text=case.text).as_prompt()
+                    candidates = candidates_from_index(index, recent)
+                    if not candidates:
+                        continue
+                    meant = ids[case.task] if case.route == Route.FOLLOW_UP else None
+                    examples.append(Example(case.text, tuple(candidates), meant))
+                    # The same message once the Router has opened the candidates (when it would have asked).
+                    opened = {c.id: task_details_get(workspace_id=workspace.pk, task_id=c.id) for c in candidates}
+                    opened = {task_id: details for task_id, details in opened.items() if details}
+                    if len(candidates) > 1:
+                        with_details = candidates_from_index(index, recent, opened)
+                        examples.append(Example(case.text, tuple(with_details), meant))
+                raise _Rollback
+        except _Rollback:
+            pass
+    return examples
+
+
 # --- the report -------------------------------------------------------------------------------------------
 
 
@@ -341,6 +384,14 @@ def report(evaluation: Evaluation, *, show_held_out: bool = False, failures: boo
             f"{'language ' + language:<16}{len(chosen):>7}{sum(o.correct for o in chosen):>9}"
             f"{_pct(evaluation.accuracy(chosen)):>11}"
         )
+    for name, held in (("tuning", False), ("held-out", True)):
+        for language in sorted(languages):
+            chosen = [o for o in evaluation.split(held) if o.case.language == language]
+            if chosen:
+                lines.append(
+                    f"{name + ' ' + language:<16}{len(chosen):>7}{sum(o.correct for o in chosen):>9}"
+                    f"{_pct(evaluation.accuracy(chosen)):>11}"
+                )
     wrong_target = sum(1 for o in outcomes if o.route == o.case.route and not o.correct)
     timings = sorted(o.ms for o in outcomes)
     lines += [
@@ -399,6 +450,12 @@ class Command(BaseCommand):
             help="Exit 1 if the scripted Router's overall accuracy is lower (0-1 or %%).",
         )
         parser.add_argument("--show-held-out", action="store_true", help="List held-out failures too.")
+        parser.add_argument(
+            "--fit-target",
+            action="store_true",
+            help="First fit the Router's candidate model and its threshold on the train split (never the held-out "
+            "one) and save them to lomote/understanding/route_target.yaml.",
+        )
         parser.add_argument("--no-failures", action="store_true", help="Do not list failures.")
 
     def handle(self, *args, **options):
@@ -406,6 +463,12 @@ class Command(BaseCommand):
             states, cases = cases_load(Path(options["cases"]))
         except DataSetError as exc:
             raise CommandError(str(exc)) from None
+        if options["fit_target"]:
+            examples = target_examples(states=states, cases=cases)
+            weights = target_fit(examples)
+            weights_save(weights, examples=len(examples))
+            fitted = f"candidate model fitted on {len(examples)} train messages, threshold {weights.threshold}"
+            self.stdout.write(fitted)
         if options["split"] != "all":
             cases = [c for c in cases if c.held_out == (options["split"] == "held-out")]
         if options["state"]:
