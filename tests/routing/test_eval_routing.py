@@ -22,6 +22,7 @@ from agents.management.commands.eval_routing import (
     report,
 )
 from agents.models import InboxMessage, MainMessage, Task
+from lomote.understanding.languages import EVALUATED
 from workspace.models import Artifact, Workspace
 
 pytestmark = pytest.mark.django_db
@@ -35,14 +36,17 @@ def data_set():
     return cases_load(DEFAULT_CASES)
 
 
-def test_the_set_is_large_bilingual_and_covers_every_route(data_set):
+def test_the_set_is_large_in_five_languages_and_covers_every_route(data_set):
     # given the data set as committed
     states, cases = data_set
 
-    # then it has at least 200 messages, about half of them French, every route, and the workspace kinds
+    # then it has at least 200 messages in the five evaluated languages, each with held-out cases of its own,
+    # every route, and the workspace kinds
     languages = Counter(c.language for c in cases)
+    held_by_language = Counter(c.language for c in cases if c.held_out)
     assert len(cases) >= 200
-    assert 0.4 <= languages["fr"] / len(cases) <= 0.6
+    assert set(languages) == set(EVALUATED)
+    assert all(languages[language] >= 40 and held_by_language[language] >= 8 for language in EVALUATED), languages
     assert {c.route for c in cases} == set(ROUTES)
     assert {"empty", "posters_done", "two_brands", "archived_posters", "deleted"} <= set(states)
     assert any(
@@ -78,7 +82,8 @@ def test_the_command_prints_the_figures_and_exits_by_the_minimum(capsys, tmp_pat
     call_command("eval_routing", "--state", "posters_done", "--min-accuracy", "50")
     printed = capsys.readouterr().out
     assert "expected route" in printed and "Confusion" in printed and "held-out split" in printed
-    assert "overall" in printed and "lomote-scripted-router-2" in printed
+    assert "tuning en" in printed and "held-out" in printed
+    assert "overall" in printed and "lomote-scripted-router-3" in printed
 
     # given a set whose one label is wrong on purpose (thanks are never a new task)
     wrong = tmp_path / "wrong.yaml"
