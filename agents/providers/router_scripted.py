@@ -31,7 +31,7 @@ from typing import Any
 
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
 from agents.providers.router_title import title_from
-from lomote.understanding import decision_get
+from lomote.understanding import decide
 from lomote.understanding.routing import Candidate, Target, target_score
 
 MODEL_NAME = "lomote-scripted-router-3"
@@ -186,7 +186,7 @@ def candidates_from_index(
 def read_act(message: str) -> tuple[str, float]:
     """The message's act and its probability; when the layer abstains, its likeliest act all the same (the
     target's own threshold is what makes the Router ask)."""
-    decision = decision_get("route_act").decide(message)
+    decision = decide("route_act", message)  # through the workspace's encoder when its profile sets one
     if decision.abstained and decision.ranking:
         return decision.ranking[0]
     return decision.label, decision.confidence

@@ -16,13 +16,15 @@ Its weights are fitted on the routing set's train split (`python manage.py eval_
 kept in route_target.yaml beside the threshold chosen on that same split: the top candidate is followed only
 when its probability reaches it; below, the Router asks the person with the likeliest candidates as choices.
 A quick task that a message is barely closer to than to nothing never wins: its probability stays low.
+The cosines are read through the offline encoder, the one the weights were fitted on: a workspace's own embedding
+model spreads cosines on another scale, so its features would not mean what the weights expect.
 """
 
 import functools
 import math
 import re
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,13 +33,15 @@ import numpy as np
 import yaml
 from scipy.optimize import minimize
 
-from lomote.understanding.classifier import decision_get
+from lomote.understanding.banks import bank_load
+from lomote.understanding.classifier import DECISIONS, decision_get
 from lomote.understanding.encoder import Encoder, encoder_default
 from lomote.understanding.normalise import fold
 
 HERE = Path(__file__).resolve().parent
 WEIGHTS = HERE / "route_target.yaml"
 FEATURES = (
+    "bias",  # 1 for every candidate: how sure meaning must be before any task beats "none of them"
     "title",  # cosine of the message with the task's title
     "goal",  # … with its goal (the person's first request)
     "summary",  # … with its summary
@@ -50,6 +54,7 @@ FEATURES = (
     "quick",  # 1 for a lightweight task
     "closed",  # 1 for an archived or cancelled task
     "same_kind",  # 1 when the message and the task read as the same kind of work (a tie-breaker)
+    "other_medium",  # the message's likeliest kind's probability when it is in another medium than the task's
     "details",  # the best cosine with a line of its details, once the Router opened it (0 before)
     "words",  # the message's words found in this task's texts and not in every candidate's, by rarity (names)
 )
@@ -58,7 +63,11 @@ THRESHOLD_GRID = tuple(round(0.05 + 0.01 * step, 2) for step in range(91))  # 0.
 MARGIN_GRID = tuple(round(0.05 * step, 2) for step in range(11))  # 0 … 0.5
 PENALTY = 0.3  # L2 on the weights: a few hundred messages must not make one feature decide alone
 CLARIFY_MAX = 3
-MIN_WORD = 3  # shorter words ("the", "de", "un") say nothing about which task is meant
+MIN_WORD = 3  # shorter words ("de", "un") say nothing about which task is meant
+# The "kind" decision's labels that are not still pictures (every other label is one).
+STILL = "still"
+MEDIUM = {"video": "motion", "model_3d": "3d", "document": "text", "flow": "text"}
+COMMON = 0.05  # a word in this share of one language's exemplars is a word of every request, not a name
 TEXT_ROWS = 2048  # rows kept for candidates' texts: a task's title is encoded once, not at every message
 
 
@@ -132,8 +141,39 @@ def _kind(text: str) -> str | None:
     return None if decision.abstained else decision.label
 
 
+@functools.lru_cache(maxsize=1024)
+def _likeliest_kind(text: str) -> tuple[str | None, float]:
+    """The likeliest kind of work a message names and its probability, even below the decision's threshold: a
+    change ("make the dog video longer") names its work less plainly than a request for new work."""
+    ranking = decision_get("kind").decide(text).ranking
+    return ranking[0] if ranking else (None, 0.0)
+
+
+@functools.cache
+def _common_words() -> frozenset[str]:
+    """The words requests use whatever they ask ("the", "make", "pour", "und"): those found in at least COMMON of
+    one language's exemplars across the banks. Learned from the banks, so no word list is kept in code."""
+    texts: dict[str, list[str]] = {}
+    for name in DECISIONS:
+        bank = bank_load(name)
+        for text, language in zip(bank.texts, bank.languages, strict=True):
+            texts.setdefault(language, []).append(text)
+    common: set[str] = set()
+    for said in texts.values():
+        counts = Counter(word for text in said for word in set(re.findall(r"\w+", fold(text))))
+        common |= {word for word, count in counts.items() if count >= COMMON * len(said)}
+    return frozenset(common)
+
+
+def _medium(kind: str | None) -> str | None:
+    """The medium of a kind of work the "kind" decision reads: a poster and a logo are both still pictures, so a
+    message about one may well be about a task titled for the other; a video or a text is another medium."""
+    return MEDIUM.get(kind or "", STILL) if kind and kind != "unsupported" else None
+
+
 def _words(text: str) -> set[str]:
-    return {word for word in re.findall(r"\w+", fold(text)) if len(word) >= MIN_WORD and not word.isdigit()}
+    found = {word for word in re.findall(r"\w+", fold(text)) if len(word) >= MIN_WORD and not word.isdigit()}
+    return found - _common_words()
 
 
 def _distinctive(message: str, candidates: Sequence[Candidate]) -> list[float]:
@@ -148,12 +188,15 @@ def _distinctive(message: str, candidates: Sequence[Candidate]) -> list[float]:
 
 
 def features(message: str, candidates: Sequence[Candidate], encoder: Encoder | None = None) -> list[dict[str, float]]:
-    """Each candidate's features for `message` (FEATURES, in order)."""
+    """Each candidate's features for `message` (FEATURES, in order), through the offline encoder by default (the
+    weights were fitted on its cosines)."""
     if not candidates:
         return []
     encoder = encoder or encoder_default()
     said = encoder.encode([message])[0]
     said_kind = _kind(message)
+    likeliest, likelihood = _likeliest_kind(message)
+    said_medium = _medium(likeliest)
     rows = []
     for candidate in candidates:
         fields = [candidate.title, candidate.goal, candidate.summary]
@@ -162,8 +205,10 @@ def features(message: str, candidates: Sequence[Candidate], encoder: Encoder | N
         title, goal, summary = (float(cosines.get(text, 0.0)) if text.strip() else 0.0 for text in fields)
         work = max((float(cosines[text]) for text in candidate.work if text.strip()), default=0.0)
         details = max((float(cosines[text]) for text in candidate.details if text.strip()), default=0.0)
+        task_kind = _kind(candidate.title)
         rows.append(
             {
+                "bias": 1.0,
                 "title": title,
                 "goal": goal,
                 "summary": summary,
@@ -174,7 +219,8 @@ def features(message: str, candidates: Sequence[Candidate], encoder: Encoder | N
                 "talked": float(candidate.talked),
                 "quick": float(candidate.quick),
                 "closed": float(candidate.closed),
-                "same_kind": float(said_kind is not None and said_kind == _kind(candidate.title)),
+                "same_kind": float(said_kind is not None and said_kind == task_kind),
+                "other_medium": likelihood if said_medium and _medium(task_kind) not in (None, said_medium) else 0.0,
             }
         )
     live = [i for i, c in enumerate(candidates) if not c.closed]

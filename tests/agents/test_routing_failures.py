@@ -216,6 +216,65 @@ def test_it_sends_a_change_to_the_video_task_not_to_a_new_lightweight_one(access
     assert Task.objects.count() == tasks
 
 
+def _series_and_stuck_quick_task(access) -> tuple[Task, Task]:
+    """A finished series of posts, and a quick image task made since that is stuck (issue 32's workspace)."""
+    series = _task(
+        access,
+        "Instagram posts for the autumn ceramics fair",
+        "Three Instagram posts announcing the autumn ceramics fair at the old market hall",
+        summary="Three square posts for the ceramics fair, earthy palette, the date in bold. Delivered.",
+        status=TaskStatus.DONE,
+        days_ago=0.3,
+        artifacts=[(f"Post {n} of 3", ArtifactKind.IMAGE) for n in (1, 2, 3)],
+    )
+    quick = _task(
+        access,
+        "Red bicycle",
+        "an image of a red bicycle",
+        status=TaskStatus.FAILED,
+        days_ago=0.01,
+        kind=TaskKind.LIGHTWEIGHT,
+    )
+    return series, quick
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The second post is too dark, brighten it and make the text bigger",
+        "Le deuxième post est trop sombre, éclaircis-le et agrandis le texte",
+        "Der zweite Beitrag ist zu dunkel, mach ihn heller und die Schrift größer",
+    ],
+)
+def test_it_sends_a_change_to_the_series_it_is_about_not_to_a_newer_stuck_quick_task(access, text):
+    # given a finished series of posts and a more recent, stuck quick task about something else (issue 32)
+    series, quick = _series_and_stuck_quick_task(access)
+
+    # when bob asks to change one of the posts
+    message = main_message_post(access=access, text=text)
+
+    # then the series gets it, scored first among the candidates, and the stuck quick task gets nothing
+    assert (message.route, message.task_id) == (Route.FOLLOW_UP, series.pk)
+    assert message.candidates[0]["task"] == series.pk
+    assert _inbox(quick) == ["an image of a red bicycle"]
+
+
+@pytest.mark.parametrize("text", ["Make the dog video longer", "Rallonge la vidéo du chien"])
+def test_it_asks_instead_of_following_a_task_the_change_is_not_about(access, text):
+    # given only tasks about other things: a series of posts and a stuck quick image
+    series, quick = _series_and_stuck_quick_task(access)
+    tasks = Task.objects.count()
+
+    # when bob asks to change a video none of them made
+    message = main_message_post(access=access, text=text)
+
+    # then Main asks with the tasks as choices beside a new task, and sends the message nowhere
+    assert message.route == Route.CLARIFY and message.task_id is None
+    assert {o["id"] for o in message.card.options} >= {f"task:{quick.pk}", "new_task"}
+    assert Task.objects.count() == tasks
+    assert _inbox(quick) == ["an image of a red bicycle"] and len(_inbox(series)) == 1
+
+
 def test_it_routes_a_french_follow_up_to_a_task_created_in_english(access):
     # given two tasks created in English
     posters = _posters(access)

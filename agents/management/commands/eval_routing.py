@@ -13,8 +13,10 @@ The scripted Router always runs. A model Router runs too when a model profile is
 or $LOMOTE_EVAL_ROUTER_PROFILE): the profile is copied, secret reference included, as the default of each
 throwaway workspace, so the Router reaches it exactly as it would in that workspace.
 
-About 30 % of the cases are held out, chosen by a hash of state and text (stable, independent of order and
-of the rules): the rules were tuned on the rest. Failures of the held-out cases are listed only with
+About 30 % of the cases are held out, chosen by a hash of state and text (stable, independent of order): the
+Router's candidate model is fitted, and its threshold chosen, on the rest only (`--fit-target`), and held-out
+phrasings never pick an exemplar. Accuracy is printed per split and per language (English, French, German,
+Spanish, Portuguese). Failures of the held-out cases are listed only with
 `--show-held-out`. Exit code 0, unless `--min-accuracy` is given and the scripted Router's overall accuracy
 misses it (a model Router is reported, not judged: its figures are the model's).
 """
