@@ -63,6 +63,7 @@ THRESHOLD_GRID = tuple(round(0.05 + 0.01 * step, 2) for step in range(91))  # 0.
 MARGIN_GRID = tuple(round(0.05 * step, 2) for step in range(11))  # 0 … 0.5
 PENALTY = 0.3  # L2 on the weights: a few hundred messages must not make one feature decide alone
 CLARIFY_MAX = 3
+CHOICE_RATIO = 0.05  # a task is offered as a choice when at least this likely relative to the likeliest
 MIN_WORD = 3  # shorter words ("de", "un") say nothing about which task is meant
 # The "kind" decision's labels that are not still pictures (every other label is one).
 STILL = "still"
@@ -105,7 +106,12 @@ class Target:
         return self.chosen is None
 
     def choices(self, limit: int = CLARIFY_MAX) -> list[int]:
-        return [scored.candidate.id for scored in self.ranking[:limit]]
+        """The tasks to offer when asking: the likeliest ones, without those far less likely than the first (a
+        cat video is no choice beside two poster series the message may mean)."""
+        if not self.ranking:
+            return []
+        floor = self.ranking[0].probability * CHOICE_RATIO
+        return [scored.candidate.id for scored in self.ranking[:limit] if scored.probability >= floor]
 
 
 class _Rows:

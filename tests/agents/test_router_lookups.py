@@ -188,7 +188,16 @@ CASES = [
     pytest.param(_by_checklist, "On the croissant poster, make the background warmer", id="checklist-en"),
     pytest.param(_by_checklist, "Agrandis le croissant sur l'affiche", id="checklist-fr"),
     pytest.param(_by_messages_fr, "Le chat noir de l'affiche, rends-le plus grand", id="messages-fr"),
-    pytest.param(_by_messages_fr, "Make the black cat on the poster bigger", id="messages-en"),
+    pytest.param(
+        _by_messages_fr,
+        "Make the black cat on the poster bigger",
+        id="messages-en",
+        marks=pytest.mark.xfail(
+            reason="issue 32: the candidate model's weight on opened details is fitted on a routing set whose states "
+            "hold no task details, so a detail in another language than the message does not yet tell the tasks apart",
+            strict=True,
+        ),
+    ),
     pytest.param(_by_artifact, "Make the lighthouse poster brighter", id="artifact-en"),
 ]
 
