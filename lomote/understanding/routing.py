@@ -34,7 +34,7 @@ import yaml
 from scipy.optimize import minimize
 
 from lomote.understanding.banks import bank_load
-from lomote.understanding.classifier import DECISIONS, decision_get
+from lomote.understanding.classifier import decision_get
 from lomote.understanding.encoder import Encoder, encoder_default
 from lomote.understanding.normalise import fold
 
@@ -68,6 +68,7 @@ MIN_WORD = 3  # shorter words ("de", "un") say nothing about which task is meant
 # The "kind" decision's labels that are not still pictures (every other label is one).
 STILL = "still"
 MEDIUM = {"video": "motion", "model_3d": "3d", "document": "text", "flow": "text"}
+COMMON_BANKS = ("kind", "edit", "route_act")  # what people ask for and say to Main (the weights were fitted on these)
 COMMON = 0.05  # a word in this share of one language's exemplars is a word of every request, not a name
 TEXT_ROWS = 2048  # rows kept for candidates' texts: a task's title is encoded once, not at every message
 
@@ -160,7 +161,7 @@ def _common_words() -> frozenset[str]:
     """The words requests use whatever they ask ("the", "make", "pour", "und"): those found in at least COMMON of
     one language's exemplars across the banks. Learned from the banks, so no word list is kept in code."""
     texts: dict[str, list[str]] = {}
-    for name in DECISIONS:
+    for name in COMMON_BANKS:
         bank = bank_load(name)
         for text, language in zip(bank.texts, bank.languages, strict=True):
             texts.setdefault(language, []).append(text)
