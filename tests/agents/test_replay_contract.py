@@ -300,10 +300,13 @@ def test_a_hold_released_meanwhile_is_not_spent_by_the_replay(
     # when the new worker runs the call again under its id
     turn_run(turn_id=turn.pk, generation=turn.generation)
 
-    # then no job was made on money given back: the call failed for the model to read, nobody was asked
+    # then no job was made on money given back: the call failed for the model to read, no review was asked; the
+    # task, stopped with its poster still to make, says so on the runtime's card (never silent)
     call = ToolCall.objects.get(turn=turn)
     assert (call.status, call.error["code"]) == (ToolCallStatus.FAILED, "hold_released")
     assert not GenerationJob.objects.filter(task_id=task.pk).exists()
-    assert not Card.objects.filter(task=task).exists()
+    [card] = Card.objects.filter(task=task)
+    assert card.payload["source"] == "stalled"
+    assert "The hold was released; I stop here." in card.body
     assert Order.objects.get(task_id=task.pk).status == OrderStatus.RELEASED
     assert wallet_reconcile(workspace.pk)[0]
