@@ -26,12 +26,13 @@ def on_job_settled(*, workspace_id: int, idempotency_key: str | None, status: st
     """
     if not idempotency_key or (status != "succeeded" and status not in RELEASING_STATUSES):
         return
-    if order_find(workspace_id=workspace_id, idempotency_key=idempotency_key) is None:
+    order = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    if order is None:
         return
     if status == "succeeded":
-        order_capture(workspace_id=workspace_id, idempotency_key=idempotency_key)
+        order_capture(workspace_id=workspace_id, idempotency_key=idempotency_key, order=order)
     else:
-        order_release(workspace_id=workspace_id, idempotency_key=idempotency_key, reason=f"job {status}")
+        order_release(workspace_id=workspace_id, idempotency_key=idempotency_key, reason=f"job {status}", order=order)
 
 
 def on_flow_node_closed(*, workspace_id: int, idempotency_key: str, **_) -> None:

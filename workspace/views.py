@@ -2,7 +2,8 @@
 
 No session, no CSRF token, no API key: a delivery is authenticated by its signature alone
 (workspace/webhooks.py), checked on the raw body before anything parses it. Then, in one transaction, the
-delivery id is stored under its unique constraint and the report is applied through `job_event_apply`:
+delivery id is stored under its unique constraint (workspace/services/deliveries.py) and the report is applied
+through `job_event_apply`:
 
 - bad, missing or malformed headers or signature, a body changed on the way, a timestamp out of tolerance,
   malformed JSON or an invalid report → 400 with the error body, and nothing is written;
@@ -17,13 +18,14 @@ import time
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from lomote.kernel.exceptions import DomainError, InvalidInput, NotFound, error_body
-from workspace.models import GenerationJob, JobStatus, WebhookDelivery
+from lomote.kernel.exceptions import DomainError, InvalidInput, error_body
+from workspace.models import JobStatus
 from workspace.providers import registry
+from workspace.services.deliveries import delivery_claim
 from workspace.services.jobs import job_event_apply
 from workspace.webhooks import WebhookRefused, verify
 
@@ -61,22 +63,13 @@ def generation_webhook(request, provider: str):
     except InvalidInput as exc:
         return _error(400, exc.code, exc.message, exc.details)
 
-    duplicate = applied = False
+    applied = False
     try:
         with transaction.atomic(durable=True):
-            job_id = (
-                GenerationJob.objects.filter(provider=provider, upstream_id=report["upstream_id"])
-                .values_list("pk", flat=True)
-                .first()
+            job_id, claimed = delivery_claim(
+                delivery_id=delivery.delivery_id, provider=provider, upstream_id=report["upstream_id"]
             )
-            if job_id is None:
-                raise NotFound("No job has this upstream id (yet).", code="unknown_job")
-            try:
-                with transaction.atomic():
-                    WebhookDelivery.objects.create(delivery_id=delivery.delivery_id, provider=provider, job_id=job_id)
-            except IntegrityError:
-                duplicate = True
-            else:
+            if claimed:
                 applied = job_event_apply(
                     job_id=job_id,
                     status=report["status"],
@@ -86,7 +79,7 @@ def generation_webhook(request, provider: str):
                 )
     except DomainError as exc:
         return _error(exc.status if exc.status < 500 else 400, exc.code, exc.message, exc.details)
-    return JsonResponse({"delivery": delivery.delivery_id, "duplicate": duplicate, "applied": applied})
+    return JsonResponse({"delivery": delivery.delivery_id, "duplicate": not claimed, "applied": applied})
 
 
 def _report(body: bytes) -> dict:

@@ -397,9 +397,11 @@ def _settle(
     delta_held: int,
     event: str,
     reason: str = "",
+    order: Order | None = None,
 ) -> Order:
-    """Move an order to `to` exactly once, from where the move table allows; any other status is a no-op."""
-    order = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
+    """Move an order to `to` exactly once, from where the move table allows; any other status is a no-op.
+    `order`: the caller already read it (it is read again under the compare-and-set)."""
+    order = order if order is not None else order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
     if order is None:
         raise NotFound("Order not found.", code="order_not_found")
     sources = order_sources(to)
@@ -407,10 +409,12 @@ def _settle(
         return order
     wallet = do_wallet_lock(workspace_id)
     # Compare-and-set: of two settlements racing for this order, one updates a row, the other none.
-    moved = Order.objects.filter(pk=order.pk, status__in=sources).update(status=to, settled_at=timezone.now())
-    order.refresh_from_db()
+    settled_at = timezone.now()
+    moved = Order.objects.filter(pk=order.pk, status__in=sources).update(status=to, settled_at=settled_at)
     if moved != 1:
+        order.refresh_from_db()
         return order
+    order.status, order.settled_at = to, settled_at  # what the update wrote: no need to read it back
     do_ledger_append(
         wallet,
         kind=kind,
@@ -431,8 +435,9 @@ def _settle(
 
 
 @transaction.atomic
-def order_capture(*, workspace_id: int, idempotency_key: str) -> Order:
-    """Charge a held order (the operation succeeded). Once: a repeat, or an order not held, is a no-op."""
+def order_capture(*, workspace_id: int, idempotency_key: str, order: Order | None = None) -> Order:
+    """Charge a held order (the operation succeeded). Once: a repeat, or an order not held, is a no-op.
+    `order`: the order of that key, when the caller has just read it (not read a second time)."""
     return _settle(
         workspace_id=workspace_id,
         idempotency_key=idempotency_key,
@@ -441,11 +446,12 @@ def order_capture(*, workspace_id: int, idempotency_key: str) -> Order:
         delta_available=0,
         delta_held=-1,
         event="billing.capture",
+        order=order,
     )
 
 
 @transaction.atomic
-def order_release(*, workspace_id: int, idempotency_key: str, reason: str) -> Order:
+def order_release(*, workspace_id: int, idempotency_key: str, reason: str, order: Order | None = None) -> Order:
     """Give a held order's credits back (failed, timed out, uncertain). Once, like capture."""
     return _settle(
         workspace_id=workspace_id,
@@ -456,6 +462,7 @@ def order_release(*, workspace_id: int, idempotency_key: str, reason: str) -> Or
         delta_held=-1,
         event="billing.release",
         reason=check_text(reason, field="reason", max_length=200),
+        order=order,
     )
 
 

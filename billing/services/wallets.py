@@ -32,9 +32,11 @@ def do_wallet_lock(workspace_id: int) -> Wallet:
     would let an order placement and a settlement deadlock.
     """
     do_workspace_lock(workspace_id)
-    # Under the workspace lock nobody else can be creating this wallet.
-    wallet, _ = Wallet.objects.get_or_create(workspace_id=workspace_id)
-    return wallet_qs_for_update().get(pk=wallet.pk)
+    wallet = wallet_qs_for_update().filter(workspace_id=workspace_id).first()
+    if wallet is None:
+        # Under the workspace lock nobody else can be creating this wallet; the new row is ours until commit.
+        wallet = Wallet.objects.create(workspace_id=workspace_id)
+    return wallet
 
 
 def do_ledger_append(

@@ -100,4 +100,5 @@ def on_artifact_saved(
         workspace_id=instance.workspace_id,
         kind=ARTIFACT,
         texts={instance.pk: artifact_text(title=instance.title, description=instance.description, tags=instance.tags)},
+        created=created,
     )

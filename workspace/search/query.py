@@ -331,15 +331,17 @@ def _embed_stale(
     return _write(workspace_id=workspace_id, kind=kind, model_id=embedder.model_id, items=items)
 
 
-def embeddings_update(*, workspace_id: int, kind: str, texts: Mapping[int, str]) -> None:
+def embeddings_update(*, workspace_id: int, kind: str, texts: Mapping[int, str], created: bool = False) -> None:
     """The write side of a save: in the caller's transaction, delete the rows made from an older text; after
     its commit, a worker embeds the objects' texts as they then are (`embeddings_follow`, queued with the save:
     lomote/kernel/deferred.py), locally (offline model, else words). A save never waits for a model, nor for a
-    network call. Should that job be lost or fail, the next search embeds what it finds missing (`score_rows`)."""
+    network call. Should that job be lost or fail, the next search embeds what it finds missing (`score_rows`).
+    `created`: the objects were just inserted, so no row of theirs exists to delete (ids are never reused)."""
     if not texts:
         return
-    hashes = {object_id: text_hash(text) for object_id, text in texts.items()}
-    store.rows_invalidate(workspace_id=workspace_id, kind=kind, hashes=hashes)
+    if not created:
+        hashes = {object_id: text_hash(text) for object_id, text in texts.items()}
+        store.rows_invalidate(workspace_id=workspace_id, kind=kind, hashes=hashes)
     ids = sorted(texts)
     enqueue_with_commit(
         "workspace.tasks.embeddings_follow_work",

@@ -140,6 +140,40 @@ def artifact_create(
     author_turn_id: int | None = None,
 ) -> Artifact:
     """Create an artifact with its version 1, authored by a person (`author_user`) or a task and turn."""
+    artifact, _ = artifact_create_with_version(
+        workspace_id=workspace_id,
+        kind=kind,
+        title=title,
+        description=description,
+        tags=tags,
+        content=content,
+        file=file,
+        media_type=media_type,
+        meta=meta,
+        author_user=author_user,
+        author_task_id=author_task_id,
+        author_turn_id=author_turn_id,
+    )
+    return artifact
+
+
+@transaction.atomic
+def artifact_create_with_version(
+    *,
+    workspace_id: int,
+    kind: str,
+    title: str,
+    description: str = "",
+    tags: list[str] | tuple[str, ...] = (),
+    content: str = "",
+    file: File | None = None,
+    media_type: str | None = None,
+    meta: dict[str, Any] | None = None,
+    author_user: AbstractBaseUser | None = None,
+    author_task_id: int | None = None,
+    author_turn_id: int | None = None,
+) -> tuple[Artifact, ArtifactVersion]:
+    """`artifact_create`, returning the version 1 it wrote as well (not read back)."""
     if kind not in ArtifactKind.values:
         raise _invalid("kind", f"Unknown artifact kind {kind!r}.")
     _check_content(content)
@@ -176,7 +210,7 @@ def artifact_create(
             "author": version.author,
         },
     )
-    return artifact
+    return artifact, version
 
 
 @transaction.atomic

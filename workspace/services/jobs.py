@@ -71,7 +71,7 @@ from workspace.models import (
 )
 from workspace.providers import registry
 from workspace.providers.base import Output, SubmissionRejected, SubmissionUncertain, WorkerProvider
-from workspace.services.artifacts import artifact_create, artifact_version_add
+from workspace.services.artifacts import artifact_create_with_version, artifact_version_add
 from workspace.services.events import event_append
 from workspace.transitions import job_is_forward, job_progress_after
 
@@ -364,7 +364,7 @@ def _store_output(job: GenerationJob, output: Output) -> ArtifactVersion:
             )
         # Deleted while the job ran: the (possibly paid) result is kept as an artifact of its own.
         meta["requested_artifact"] = job.artifact_id
-    artifact = artifact_create(
+    _, version = artifact_create_with_version(
         workspace_id=job.workspace_id,
         kind=job.kind,
         title=_title(job, output),
@@ -374,7 +374,7 @@ def _store_output(job: GenerationJob, output: Output) -> ArtifactVersion:
         meta=meta,
         **author,
     )
-    return artifact.versions.get(number=1)
+    return version
 
 
 def _title(job: GenerationJob, output: Output) -> str:
