@@ -1,6 +1,7 @@
 """django-q2 jobs. Thin: they carry ids and call the runtime."""
 
 from agents.runtime.loop import turn_run
+from agents.services.summaries import task_summary_refresh
 from agents.services.wakeups import task_job_settled
 
 
@@ -11,3 +12,8 @@ def run_turn(turn_id: int, generation: int) -> str:
 def job_settled(task_id: int, job_id: int) -> str:
     """A generation job of the task settled: record it and decide whether the task goes on (agents/queue.py)."""
     return task_job_settled(task_id=task_id, job_id=job_id)
+
+
+def summary_refresh(task_id: int) -> str | None:
+    """A turn ended: rewrite the task's summary and so its search row (agents/services/summaries.py)."""
+    return task_summary_refresh(task_id=task_id)

@@ -6,8 +6,8 @@ the runtime's own confirm card (safety net); no progress → stop with a reason,
 flight and nobody asked, the runtime's card saying why (agents/services/stalls.py: never silent); progress made
 and items left → next turn on its own (the person never types "continue"), unless the task's autonomy is "ask"
 (a confirm card instead); a wait → suspend and free the worker, with the card a person's wait needs. Each ending
-is one fenced transaction that also records the event the person sees and rewrites the task's summary
-(agents/services/summaries.py).
+is one fenced transaction that also records the event the person sees and queues the rewrite of the task's
+summary for a worker (agents/services/summaries.py).
 """
 
 from django.conf import settings
@@ -21,7 +21,7 @@ from agents.queue import enqueue_turn
 from agents.runtime.shortpath import is_short, short_result_record
 from agents.services.cards import card_open_for_wait, card_open_safety_net, card_open_to_continue, checkpoint_unasked
 from agents.services.stalls import task_stop
-from agents.services.summaries import task_summary_write
+from agents.services.summaries import task_summary_follow
 from agents.services.task_status import task_status_set
 from agents.services.turns import turn_start
 from agents.services.wakeups import decide_after_jobs
@@ -49,7 +49,7 @@ def _end_turn(task: Task, turn: Turn, status: str, *, reason: str = "", error: d
 
 
 def _set_task(task: Task, status: str, *, reason: str = "", waiting_for: dict | None = None) -> None:
-    """The cycle's move: with the auto-turn count it changed; the summary is rewritten once the cycle ends."""
+    """The cycle's move: with the auto-turn count it changed; the summary's rewrite is queued once the cycle ends."""
     task_status_set(
         task, status, reason=reason, waiting_for=waiting_for or {}, summary=False, also_save=("auto_turns",)
     )
@@ -75,7 +75,7 @@ def cycle_end(turn_id: int, generation: int, task_id: int | None = None) -> str:
         task, turn = fence(turn_id, generation, task_id)
         _end_turn(task, turn, TurnStatus.COMPLETED)
         outcome = _decide(task, turn)
-        task_summary_write(task)
+        task_summary_follow(task)
         return outcome
 
 
@@ -142,7 +142,7 @@ def turn_suspend(turn_id: int, generation: int, task_id: int | None = None) -> s
     with transaction.atomic():
         task, turn = fence(turn_id, generation, task_id)
         outcome = _suspend(task, turn)
-        task_summary_write(task)
+        task_summary_follow(task)
         return outcome
 
 
@@ -169,7 +169,7 @@ def turn_stop(turn_id: int, generation: int, task_id: int | None = None, *, reas
         task, turn = fence(turn_id, generation, task_id)
         _end_turn(task, turn, TurnStatus.STOPPED, reason=reason)
         _stop(task, turn, reason)
-        task_summary_write(task)
+        task_summary_follow(task)
     return reason
 
 
@@ -192,7 +192,7 @@ def turn_fail(turn_id: int, generation: int, *, code: str, message: str) -> str:
             task, turn = fence(turn_id, generation)
             _end_turn(task, turn, TurnStatus.FAILED, reason=code, error={"code": code, "message": message})
             _stop(task, turn, code)
-            task_summary_write(task)
+            task_summary_follow(task)
     except Fenced:
         return "fenced"
     return "failed"
@@ -209,5 +209,5 @@ def turn_end_after_resume(task: Task, turn: Turn, *, outcome: str) -> str:
     else:
         _end_turn(task, turn, TurnStatus.STOPPED, reason=outcome)
         _set_task(task, TaskStatus.IDLE, reason=outcome)
-    task_summary_write(task)
+    task_summary_follow(task)
     return f"resume_{outcome}"

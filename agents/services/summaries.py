@@ -1,15 +1,24 @@
 """A task's summary: one paragraph on where it stands, rewritten when a turn ends (DESIGN §2).
 
+A turn's end queues the rewrite for a worker with its own commit (`task_summary_follow`, lomote/kernel/deferred.py):
+the summary and the search row it feeds are derived from what the turn committed, and composing them (three reads,
+the row's upsert) is no part of what the worker owes the turn's wait. Job reactions and status moves made by a
+person's request, already off a turn's path, rewrite it in their own transaction (`task_summary_write`).
+
 Goal, what is done, what remains, what the task waits for (or why it stopped), and its latest artifacts —
 composed from stored state only, in the task's language (English and French phrases; English otherwise). The
 Router's index searches and shows it (agents/services/task_index.py): saving it refreshes the task's search
 row in the same transaction.
 """
 
+from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 
+from agents.locks import task_qs_for_update
 from agents.models import Card, CardStatus, ChecklistStatus, Task, TaskStatus
 from agents.services.task_index import task_artifacts_recent
+from lomote.kernel.deferred import enqueue_with_commit
 
 MAX_SUMMARY = 600
 GOAL_CHARS = 100
@@ -156,3 +165,26 @@ def task_summary_write(task: Task) -> str:
         task.summary = summary
         task.save(update_fields=["summary"])
     return summary
+
+
+def task_summary_follow(task: Task) -> None:
+    """Have a worker rewrite the summary of `task` once the caller's transaction commits (module docstring).
+
+    On the ORM broker in the task's database the message commits with the turn's end or not at all; elsewhere it
+    is queued after the commit, and a lost one leaves the summary as it was until the task's next rewrite."""
+    enqueue_with_commit(
+        "agents.tasks.summary_refresh",
+        task.pk,
+        name=f"task-summary-{task.pk}",
+        group="summaries",
+        timeout=settings.LOMOTE_TASK_TIMEOUTS["default"],
+        written_with=Task,
+    )
+
+
+@transaction.atomic
+def task_summary_refresh(*, task_id: int) -> str | None:
+    """The queued rewrite: the task locked (every task writer takes its lock first), its summary composed from what
+    is stored now. Safe to run twice, or late: it always writes the present state. None when the task is gone."""
+    task = task_qs_for_update().filter(pk=task_id).first()
+    return None if task is None else task_summary_write(task)

@@ -1,7 +1,8 @@
 """Task summaries: one paragraph on where a task stands, written when a turn ends (issue 10, item 8a).
 
 The README says the Router searches task summaries: these tests hold it to that — the summary is written from
-stored state at each turn end, in the task's language, and the index's search and entries read it.
+stored state at each turn end (by a worker, queued with the turn's end: issue 31 item 4), in the task's language,
+and the index's search and entries read it.
 """
 
 import pytest
@@ -10,10 +11,11 @@ from agents.models import Task, TaskEmbedding
 from agents.runtime.loop import turn_run
 from agents.services.task_index import task_index_get, task_search_keyword
 from agents.services.tasks import task_cancel
+from agents.tasks import summary_refresh
 from billing.services.wallets import wallet_topup
 from tests.agents.conftest import says
 from tests.support.cards import PNG, access_of
-from tests.support.queued import run_wakeups
+from tests.support.queued import queued, run_summaries, run_wakeups
 from workspace.models import GenerationJob
 from workspace.providers import registry
 from workspace.providers.simulated import SimulatedUpstream
@@ -30,7 +32,9 @@ PLAN = (
 
 def _run(task, script, tools, responses):
     script(responses)
-    return turn_run(turn_id=tools.start_turn(task).pk, generation=1)
+    outcome = turn_run(turn_id=tools.start_turn(task).pk, generation=1)
+    run_summaries()
+    return outcome
 
 
 def test_it_writes_the_summary_when_a_turn_ends_and_the_index_searches_it(task, script, tools):
@@ -85,6 +89,25 @@ def test_it_says_what_the_task_waits_for_in_the_task_language(workspace, alice, 
     )
 
 
+def test_a_turn_end_queues_the_summary_for_a_worker_which_may_run_it_twice(task, script, tools):
+    # given a turn that plans and stops
+    script([says("Planning.", PLAN), says("I will stop here for now.")])
+    turn_run(turn_id=tools.start_turn(task).pk, generation=1)
+    # then the turn's end committed the summary's message, not the summary
+    task.refresh_from_db()
+    assert task.summary == ""
+    assert queued("agents.tasks.summary_refresh") == [(task.pk,)]
+    assert not TaskEmbedding.objects.filter(task=task, document__contains="teaser clip").exists()
+    # when a worker runs it, twice (the broker is at-least-once)
+    written = run_summaries()
+    again = summary_refresh(task.pk)
+    # then the summary and the search row say where the task stands, the same both times
+    task.refresh_from_db()
+    assert written == [task.summary] and again == task.summary
+    assert task.summary.startswith("Make 3 retro posters. Nothing done yet (0/3). Left: Launch poster;")
+    assert "teaser clip for the bakery" in TaskEmbedding.objects.get(task=task).document
+
+
 def test_it_rewrites_the_summary_when_a_person_cancels_the_task(task, script, tools, workspace, alice):
     # given a task that stopped with its plan
     _run(task, script, tools, [says("Planning.", PLAN), says("Stopping.")])
@@ -107,6 +130,7 @@ def test_it_rewrites_the_summary_when_the_last_job_finishes_the_task(task, scrip
     )
     with registry.override("simulated", SimulatedUpstream(deliver=lambda headers, body: 200)):
         assert turn_run(turn_id=tools.start_turn(task).pk, generation=1) == "suspended"
+        run_summaries()
         task.refresh_from_db()
         assert "Waiting for 1 generation job(s)." in task.summary
         # when the job succeeds (no turn runs after it: the task is finished by the job's reaction)

@@ -26,3 +26,8 @@ def queued(func: str) -> list[tuple]:
 def run_wakeups() -> list[str]:
     """What a worker does after job reports: each settled job's reaction on its task (agents/queue.py)."""
     return run_queued("agents.tasks.job_settled")
+
+
+def run_summaries() -> list:
+    """What a worker does after turns end: rewrite each task's summary and search row (agents/services/summaries.py)."""
+    return run_queued("agents.tasks.summary_refresh")
