@@ -11,7 +11,7 @@ Events and hook are declared in workspace/domain_events.py. The handlers run ins
 
 from billing.models import OrderStatus
 from billing.selectors import order_find
-from billing.services.orders import order_capture, order_release
+from billing.services.orders import do_order_capture, do_order_release, order_release
 from lomote.kernel import domain_events
 from workspace.domain_events import FLOW_NODE_CLOSED, JOB_SETTLED, spend_check_install
 
@@ -21,8 +21,9 @@ RELEASING_STATUSES = {"failed", "timed_out"}
 def on_job_settled(*, workspace_id: int, idempotency_key: str | None, status: str, **_) -> None:
     """A generation job finished: capture its order on success, release it on failure or timeout.
 
-    Runs inside the job transition's transaction, so it happens once per transition; a repeated publish
-    finds the order already settled and changes nothing. A job without an order (free) is ignored.
+    Runs inside the job transition's transaction (the `do_` forms: no savepoint, an error rolls the transition
+    back), so it happens once per transition; a repeated publish finds the order already settled and changes
+    nothing. A job without an order (free) is ignored.
     """
     if not idempotency_key or (status != "succeeded" and status not in RELEASING_STATUSES):
         return
@@ -30,9 +31,11 @@ def on_job_settled(*, workspace_id: int, idempotency_key: str | None, status: st
     if order is None:
         return
     if status == "succeeded":
-        order_capture(workspace_id=workspace_id, idempotency_key=idempotency_key, order=order)
+        do_order_capture(workspace_id=workspace_id, idempotency_key=idempotency_key, order=order)
     else:
-        order_release(workspace_id=workspace_id, idempotency_key=idempotency_key, reason=f"job {status}", order=order)
+        do_order_release(
+            workspace_id=workspace_id, idempotency_key=idempotency_key, reason=f"job {status}", order=order
+        )
 
 
 def on_flow_node_closed(*, workspace_id: int, idempotency_key: str, **_) -> None:

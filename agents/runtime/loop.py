@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from agents.exceptions import Fenced, ModelError
 from agents.fencing import fence_task, fence_turn, lease_renew
-from agents.leases import lease_claim
+from agents.leases import lease_claim_turn
 from agents.locks import inbox_qs_for_update
 from agents.models import InboxMessage, InboxStatus, ModelLease, Step, Task, ToolCall, Turn, TurnStatus
 from agents.providers.base import ModelProvider, ModelResponse
@@ -82,9 +82,10 @@ def turn_run(*, turn_id: int, generation: int, holder: str | None = None) -> str
 
     A duplicate job for the same generation, or a stale one, claims nothing and returns "noop".
     """
-    if not lease_claim(turn_id=turn_id, generation=generation, holder=holder or worker_id()):
+    claimed = lease_claim_turn(turn_id=turn_id, generation=generation, holder=holder or worker_id())
+    if claimed is None:
         return "noop"
-    runner = TurnRunner(turn_id, generation)
+    runner = TurnRunner(turn_id, generation, claimed=claimed)
     try:
         return runner.run()
     except Fenced:
@@ -100,8 +101,12 @@ def turn_run(*, turn_id: int, generation: int, holder: str | None = None) -> str
 
 
 class TurnRunner:
-    def __init__(self, turn_id: int, generation: int, provider: ModelProvider | None = None):
+    def __init__(
+        self, turn_id: int, generation: int, provider: ModelProvider | None = None, claimed: Turn | None = None
+    ):
         self.turn_id = turn_id
+        # The turn and its task as the claim that started this run read them, committed: not read a second time.
+        self.claimed = claimed
         self.generation = generation
         self.provider = provider
         self.started = time.monotonic()
@@ -112,7 +117,7 @@ class TurnRunner:
         self.next_snapshot: TaskSnapshot | None = None
 
     def run(self) -> str:
-        turn = Turn.objects.select_related("task").get(pk=self.turn_id)
+        turn, self.claimed = self.claimed or Turn.objects.select_related("task").get(pk=self.turn_id), None
         if turn.generation != self.generation or turn.status != TurnStatus.RUNNING:
             raise Fenced()
         task = turn.task

@@ -241,9 +241,11 @@ class _Generate(Tool):
         if args.checklist_position is None:
             return
         items = _open_items(ctx.task_id)
+        if items <= 1:  # a plan of one item is this step alone: the order's own checks decide (no policy read)
+            return
         total = amount * items
         threshold = spend_policy_get(workspace_id=ctx.workspace_id).no_confirm_threshold
-        if items <= 1 or total <= threshold:
+        if total <= threshold:
             return
         remaining = budget_remaining(workspace_id=ctx.workspace_id, task_id=ctx.task_id)
         # What is still to pay: the items in progress already hold their money (drawn from the budget).

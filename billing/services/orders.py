@@ -438,6 +438,14 @@ def _settle(
 def order_capture(*, workspace_id: int, idempotency_key: str, order: Order | None = None) -> Order:
     """Charge a held order (the operation succeeded). Once: a repeat, or an order not held, is a no-op.
     `order`: the order of that key, when the caller has just read it (not read a second time)."""
+    return do_order_capture(workspace_id=workspace_id, idempotency_key=idempotency_key, order=order)
+
+
+def do_order_capture(*, workspace_id: int, idempotency_key: str, order: Order | None = None) -> Order:
+    """`order_capture` in the caller's transaction, without a savepoint of its own (a job report's: any error
+    rolls the report back with it, so a savepoint would only cost two round trips on the callback's path)."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("do_order_capture must run inside the caller's transaction")
     return _settle(
         workspace_id=workspace_id,
         idempotency_key=idempotency_key,
@@ -453,6 +461,13 @@ def order_capture(*, workspace_id: int, idempotency_key: str, order: Order | Non
 @transaction.atomic
 def order_release(*, workspace_id: int, idempotency_key: str, reason: str, order: Order | None = None) -> Order:
     """Give a held order's credits back (failed, timed out, uncertain). Once, like capture."""
+    return do_order_release(workspace_id=workspace_id, idempotency_key=idempotency_key, reason=reason, order=order)
+
+
+def do_order_release(*, workspace_id: int, idempotency_key: str, reason: str, order: Order | None = None) -> Order:
+    """`order_release` in the caller's transaction, without a savepoint of its own (like `do_order_capture`)."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("do_order_release must run inside the caller's transaction")
     return _settle(
         workspace_id=workspace_id,
         idempotency_key=idempotency_key,

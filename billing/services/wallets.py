@@ -4,7 +4,7 @@ from typing import NamedTuple
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Sum
 from django.db.models.functions import Coalesce
 
@@ -13,7 +13,7 @@ from billing.models import LedgerEntry, LedgerKind, Order, Wallet
 from billing.services.validation import check_credits, check_text
 from lomote.kernel.exceptions import NotFound
 from workspace.locks import workspace_qs_for_update
-from workspace.models import Role
+from workspace.models import Role, Workspace
 from workspace.selectors import Access
 from workspace.services.events import event_append
 
@@ -31,12 +31,38 @@ def do_wallet_lock(workspace_id: int) -> Wallet:
     a job transition that settles an order already holds it when billing runs: taking the wallet first
     would let an order placement and a settlement deadlock.
     """
-    do_workspace_lock(workspace_id)
-    wallet = wallet_qs_for_update().filter(workspace_id=workspace_id).first()
+    if connection.vendor == "postgresql":
+        wallet = _both_locked(workspace_id)
+    else:
+        do_workspace_lock(workspace_id)
+        wallet = wallet_qs_for_update().filter(workspace_id=workspace_id).first()
     if wallet is None:
         # Under the workspace lock nobody else can be creating this wallet; the new row is ours until commit.
         wallet = Wallet.objects.create(workspace_id=workspace_id)
     return wallet
+
+
+def _both_locked(workspace_id: int) -> Wallet | None:
+    """PostgreSQL: the workspace row, then its wallet, locked in one round trip (on a callback's and a paid
+    step's path). The materialized CTE is scanned, and so locks the workspace, before the lateral subquery locks
+    the wallet: the same order as the two statements. NotFound without a workspace; None without a wallet (the
+    workspace is locked all the same)."""
+    workspace_table = connection.ops.quote_name(Workspace._meta.db_table)
+    wallet_table = connection.ops.quote_name(Wallet._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH ws AS MATERIALIZED (SELECT id FROM {workspace_table} WHERE id = %s FOR NO KEY UPDATE) "  # noqa: S608 - names from model meta
+            "SELECT ws.id, w.id, w.available, w.held, w.created_at, w.updated_at FROM ws LEFT JOIN LATERAL "
+            f"(SELECT * FROM {wallet_table} WHERE workspace_id = ws.id FOR NO KEY UPDATE) w ON true",
+            [workspace_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise NotFound("Workspace not found.")
+    if row[1] is None:
+        return None
+    fields = ["id", "workspace_id", "available", "held", "created_at", "updated_at"]
+    return Wallet.from_db(connection.alias, fields, [row[1], workspace_id, *row[2:]])
 
 
 def do_ledger_append(

@@ -157,7 +157,6 @@ def artifact_create(
     return artifact
 
 
-@transaction.atomic
 def artifact_create_with_version(
     *,
     workspace_id: int,
@@ -173,7 +172,11 @@ def artifact_create_with_version(
     author_task_id: int | None = None,
     author_turn_id: int | None = None,
 ) -> tuple[Artifact, ArtifactVersion]:
-    """`artifact_create`, returning the version 1 it wrote as well (not read back)."""
+    """`artifact_create`, returning the version 1 it wrote as well (not read back). Runs in the caller's
+    transaction (`artifact_create`'s, a job report's): no savepoint of its own, a round trip each way saved on a
+    callback's path; an error rolls the caller's transaction back with it."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("artifact_create_with_version must run inside the caller's transaction")
     if kind not in ArtifactKind.values:
         raise _invalid("kind", f"Unknown artifact kind {kind!r}.")
     _check_content(content)

@@ -175,7 +175,9 @@ def job_submit(
         _submission_failed(job, code="submission_uncertain", message="The provider did not confirm the submission.")
     else:
         if isinstance(upstream_id, str) and 0 < len(upstream_id) <= 200:
-            _upstream_id_store(job.pk, upstream_id)
+            stored = _upstream_id_store(job.pk, upstream_id)
+            if stored is not None:
+                return stored  # read under its lock and written: as committed, no need to read it back
         else:
             logger.warning("generation job %s: %s returned no usable upstream id", job.pk, provider_name)
             _submission_failed(job, code="submission_uncertain", message="The provider returned no job id.")
@@ -223,18 +225,22 @@ def _same_request(
     return job
 
 
-def _upstream_id_store(job_id: int, upstream_id: str) -> None:
+def _upstream_id_store(job_id: int, upstream_id: str) -> GenerationJob | None:
     """Record the provider's id at once. The job may have moved already (a fast worker, or the sweeper gave
-    up on it): the id is stored whatever the status, and only a `submitting` job becomes `submitted`."""
+    up on it): the id is stored whatever the status, and only a `submitting` job becomes `submitted`.
+    Returns the job as it committed, or None when the id could not be stored."""
     try:
         with transaction.atomic(durable=True):
-            _submitted(generation_job_qs_for_update().get(pk=job_id), upstream_id)
+            job = generation_job_qs_for_update().get(pk=job_id)
+            _submitted(job, upstream_id)
+        return job
     except IntegrityError:
         # The provider handed out an id it already gave another job: nothing ties this job to its result.
         logger.error("generation job %s: %s reused upstream id %r", job_id, upstream_id, upstream_id)
         job_event_apply(
             job_id=job_id, status=JobStatus.FAILED, error=_error("submission_uncertain", "Duplicate job id.")
         )
+        return None
 
 
 def _submitted(job: GenerationJob, upstream_id: str) -> None:
