@@ -56,7 +56,7 @@ from agents.runtime.toolexec import (
     read_only,
     transactional,
 )
-from agents.services.memory_feed import messages_consumed
+from agents.services.memory_feed import messages_consumed_follow
 from agents.services.understanding_scope import reads_in_workspace
 from agents.tools.registry import tool_get
 from workspace.services.notices import notices_mark_delivered
@@ -355,8 +355,9 @@ class TurnRunner:
                 InboxMessage.objects.filter(pk__in=message_ids).update(
                     status=InboxStatus.CONSUMED, consumed_by_step=written.step, consumed_at=timezone.now()
                 )
-                # What the person said becomes evidence for memory, extracted by a q-job after commit.
-                messages_consumed(task_id=task_id, message_ids=message_ids)
+                # What the person said becomes evidence for memory: recorded, then extracted, by q-jobs whose
+                # message commits with this decision (agents/services/memory_feed.py).
+                messages_consumed_follow(task_id=task_id, message_ids=message_ids)
             if built.notice_ids:
                 notices_mark_delivered(task_id=task_id, ids=built.notice_ids)
             if inline:

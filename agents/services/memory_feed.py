@@ -3,7 +3,8 @@
 - `main_message_recorded`: a person's message to Main becomes MAIN_MESSAGE evidence, in the transaction that
   records it;
 - `messages_consumed`: the inbox messages a step read that are a person's own words become TASK_MESSAGE
-  evidence, in the step's commit — except those that delivered a Main message, already evidence as such;
+  evidence — except those that delivered a Main message, already evidence as such. A step queues it for a
+  worker in its own commit (`messages_consumed_follow`): five statements off the turn's path, none lost;
 - `model_extractor`: installed into memory's extractor hook (subscribers.install); reads evidence with the
   task's model (else the workspace's default) when that is a real model endpoint.
 Extraction itself runs later in a q-job enqueued after the commit, never in the turn.
@@ -13,6 +14,9 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from django.conf import settings
+from django.db import transaction
 
 from agents.models import (
     QUIET_SOURCES,
@@ -28,6 +32,7 @@ from agents.models import (
 from agents.providers.base import ModelRequest
 from agents.providers.registry import provider_for_lease
 from agents.services.turns import lease_for
+from lomote.kernel.deferred import enqueue_with_commit, joins_transaction
 from memory.models import EvidenceKind
 from memory.services.evidence import evidence_record, extraction_enqueue
 
@@ -59,6 +64,34 @@ def main_message_recorded(message: MainMessage) -> int | None:
     if evidence.extracted_at is None:
         extraction_enqueue(evidence.pk)
     return evidence.pk
+
+
+def messages_consumed_follow(*, task_id: int, message_ids: Sequence[int]) -> None:
+    """Have a worker record the consumed messages as evidence (`messages_consumed`), by a message that commits
+    with the step's transaction (lomote/kernel/deferred.py). Where a message could be lost after the commit (no
+    ORM broker in this database) they are recorded here, in the step's transaction, as nothing would find them
+    again. Either way idempotent: a replay records nothing new."""
+    if not message_ids:
+        return
+    if not joins_transaction(InboxMessage):
+        messages_consumed(task_id=task_id, message_ids=message_ids)
+        return
+    ids = sorted(message_ids)
+    enqueue_with_commit(
+        "agents.tasks.messages_consumed_record",
+        task_id,
+        ids,
+        name=f"memory-feed-{task_id}-{ids[0]}",
+        group="memory",
+        timeout=settings.LOMOTE_TASK_TIMEOUTS["default"],
+        written_with=InboxMessage,
+    )
+
+
+@transaction.atomic
+def messages_consumed_record(*, task_id: int, message_ids: Sequence[int]) -> list[int]:
+    """The queued recording (`messages_consumed_follow`), in a transaction of its own."""
+    return messages_consumed(task_id=task_id, message_ids=message_ids)
 
 
 def messages_consumed(*, task_id: int, message_ids: Sequence[int]) -> list[int]:

@@ -33,16 +33,18 @@ def enqueue_with_commit(func: str, *args, name: str, group: str, timeout: int, w
     `written_with` is a model the caller's transaction writes: when the broker stores its messages in that
     model's database, the message joins the transaction instead of waiting for the commit."""
     options = {"task_name": name, "group": group, "timeout": timeout}
-    connection = transaction.get_connection(router.db_for_write(written_with) if written_with else None)
-    if (
-        connection.in_atomic_block
-        and not Conf.SYNC
-        and written_with is not None
-        and broker_in_database_of(written_with)
-    ):
+    if written_with is not None and joins_transaction(written_with):
         async_task(func, *args, **options)
         return
     transaction.on_commit(lambda: _enqueue(func, args, options))
+
+
+def joins_transaction(written_with) -> bool:
+    """Whether a message queued now commits with the open transaction that writes `written_with` (the ORM broker
+    in its database, not in sync mode). A caller whose deferred work has no sweep to find it again does that work
+    inline unless this holds."""
+    connection = transaction.get_connection(router.db_for_write(written_with))
+    return connection.in_atomic_block and not Conf.SYNC and broker_in_database_of(written_with)
 
 
 def _enqueue(func: str, args: tuple, options: dict) -> None:

@@ -4,17 +4,27 @@ them with (agents/services/memory_feed.py)."""
 import json
 
 import pytest
+from django.db import transaction
+from django_q.conf import Conf
 
 from agents.main.messages import main_message_post
 from agents.models import RUNTIME_NOTE, InboxMessage, MainMessage, ModelProfile, ProviderKind, Route
 from agents.providers import registry
 from agents.providers.base import ModelResponse, Usage
-from agents.services.memory_feed import main_message_recorded, memories_parse, messages_consumed, model_extractor
+from agents.services.memory_feed import (
+    main_message_recorded,
+    memories_parse,
+    messages_consumed,
+    messages_consumed_follow,
+    model_extractor,
+)
+from agents.tasks import messages_consumed_record
 from memory.models import Evidence, EvidenceKind, MemoryKind
 from memory.services.extraction import evidence_extract
 from memory.services.memories import Action
 from tests.memory.statements import active, record
 from tests.support.factories import ModelProfileFactory, TaskFactory
+from tests.support.queued import queued, run_queued
 from workspace.selectors import workspace_access
 
 pytestmark = pytest.mark.django_db
@@ -113,6 +123,43 @@ def test_consumed_messages_that_are_a_persons_words_become_evidence(workspace, a
     )
     assert replayed == recorded and Evidence.objects.count() == 1
     assert messages_consumed(task_id=task.pk + 1, message_ids=ids) == []  # another task's ids: nothing
+
+
+def test_a_step_queues_the_recording_with_its_commit_and_a_worker_records_once(
+    workspace, alice, enqueued, django_capture_on_commit_callbacks
+):
+    # given a person's message a step consumes (issue 31 item 4: evidence is no work of the turn's)
+    task = TaskFactory(workspace=workspace)
+    own = InboxMessage.objects.create(task=task, author=alice, source="person", text="Never use gradients.")
+
+    # when the step's transaction queues it
+    with transaction.atomic():
+        messages_consumed_follow(task_id=task.pk, message_ids=[own.pk])
+
+    # then the message for a worker is stored with the step, and no evidence yet
+    assert queued("agents.tasks.messages_consumed_record") == [(task.pk, [own.pk])]
+    assert not Evidence.objects.exists()
+    # when a worker runs it, and the broker delivers it again (at least once)
+    with django_capture_on_commit_callbacks(execute=True):
+        (recorded,) = run_queued("agents.tasks.messages_consumed_record")
+        again = messages_consumed_record(task.pk, [own.pk])
+    # then one piece of evidence (its extraction, itself safe to repeat, is enqueued while it is pending)
+    evidence = Evidence.objects.get()
+    assert recorded == again == [evidence.pk] and evidence.source_id == str(own.pk)
+    assert set(enqueued) == {evidence.pk}
+
+
+def test_where_the_message_would_not_commit_with_the_step_it_records_inline(workspace, alice, enqueued, monkeypatch):
+    # given a broker whose message could be lost after the commit (django-q's sync mode here)
+    monkeypatch.setattr(Conf, "SYNC", True)
+    task = TaskFactory(workspace=workspace)
+    own = InboxMessage.objects.create(task=task, author=alice, source="person", text="Never use gradients.")
+    # when a step consumes the message
+    with transaction.atomic():
+        messages_consumed_follow(task_id=task.pk, message_ids=[own.pk])
+        # then it is evidence in the step's own transaction, and nothing is queued for it
+        assert Evidence.objects.filter(source_id=str(own.pk), task_id=task.pk).exists()
+    assert queued("agents.tasks.messages_consumed_record") == []
 
 
 # --- the model extractor ---------------------------------------------------------------------------------
