@@ -1,0 +1,219 @@
+"""The subject of a request: the words saying what the work is about, read by a token tagger trained on a bank.
+
+`subject_of("Could you make me three Instagram posts announcing our winter pottery classes?")` → "winter pottery
+classes"; "un logo pour mon atelier Terre & Feu" → "Terre & Feu". The subject becomes the work's headline and the
+checklist's titles, so it keeps the person's own casing, accents and signs ("Crumb & Co") and holds no count, kind
+of work, verb of the request, politeness or leading article.
+
+How: the bank (banks/subject.yaml) marks each request's subject [in brackets], in five languages. Every token of a
+request is described by what it is and where it stands — its folded form and character n-grams, the words around
+it, its relative position, whether it is capitalised or a number — and scikit-learn's LogisticRegression learns
+from the bank which tokens belong to a subject. A request's subject is then its one contiguous run of tokens with
+the most evidence of belonging (the maximum-sum span of each token's probability minus one half), cut from the
+request itself. No word list decides: the bank's phrasings teach which words introduce a subject ("for", "pour",
+"für") and which are the work itself ("posts", "affiche", "Plakat"). A phrase the person put in quotes is the
+subject as written. Measured on eval/subject.yaml (held-out split never used to choose anything) by
+`python manage.py eval_understanding`.
+"""
+
+import functools
+import re
+import threading
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+from sklearn.feature_extraction import DictVectorizer
+from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
+
+from lomote.understanding.banks import BANKS, EVAL, SPLITS, BankInvalid
+from lomote.understanding.languages import LANGUAGES
+from lomote.understanding.normalise import fold, normalise
+
+MAX_SUBJECT_CHARS = 60
+MAX_INPUT_CHARS = 400  # a request's opening says what it is about; the tagger reads no further
+REGULARISATION = 2.0  # LogisticRegression's C over sparse binary token features
+WINDOW = 2  # neighbours on each side a token is described by
+
+# An elided article or preposition is its own token ("d'" of "d'hiver"), then words (inner apostrophes and
+# hyphens kept: "Emma's", "Wetter-App"), then any other sign on its own ("&", ",", "?").
+_TOKEN = re.compile(r"(?:[ldjmtsnc]|qu)['’](?=[^\W\d_])|[^\W_]+(?:[-'’][^\W_]+)*|[^\w\s]", re.IGNORECASE)
+_MARKED = re.compile(r"\[([^\[\]]*)\]")
+_QUOTED = re.compile(r"\"([^\"\n]{2,120}?)\"|“([^”\n]{2,120}?)”|«\s*([^»\n]{2,120}?)\s*»|„([^“”\n]{2,120}?)[“”]")
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str  # the request without its brackets
+    subject: str  # the bracketed part, "" when none
+    language: str
+    split: str = "train"
+
+
+def _parse(line: str, language: str, split: str, path: str) -> Example:
+    marked = _MARKED.findall(line)
+    if len(marked) > 1:
+        raise BankInvalid(f"{path}: more than one [subject] in {line!r}")
+    return Example(_MARKED.sub(lambda m: m.group(1), line), marked[0].strip() if marked else "", language, split)
+
+
+@functools.cache
+def examples_load(which: str = "bank") -> tuple[Example, ...]:
+    """The bank's exemplars (`which="bank"`) or the labelled set's cases (`which="eval"`), in file order."""
+    path = (BANKS if which == "bank" else EVAL) / "subject.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    groups = [("train", data["exemplars"])] if which == "bank" else [(s, data.get(s) or {}) for s in SPLITS]
+    found = []
+    for split, by_language in groups:
+        for language, lines in by_language.items():
+            if language not in LANGUAGES:
+                raise BankInvalid(f"{path.name}: unknown language {language!r}")
+            found.extend(_parse(str(line), language, split, path.name) for line in lines)
+    return tuple(found)
+
+
+def tokens(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def _shape(token: str) -> str:
+    if token.isdigit():
+        return "digit"
+    if not token[0].isalnum():
+        return "sign"
+    if token.isupper() and len(token) > 1:
+        return "upper"
+    return "capital" if token[0].isupper() else "lower"
+
+
+def _features(words: list[str]) -> list[dict[str, float]]:
+    """Each token's description: itself, its shape, its neighbours and where it stands."""
+    folded = ["<num>" if w.isdigit() else fold(w) for w in words]
+    n = len(words)
+    rows = []
+    for i, (word, key) in enumerate(zip(words, folded, strict=True)):
+        shape = _shape(word)
+        row = {f"w={key}": 1.0, f"shape={shape}": 1.0, f"pos={min(4, 5 * i // max(n, 1))}": 1.0}
+        for size in (2, 3, 4):
+            if len(key) > size:
+                row[f"suf{size}={key[-size:]}"] = 1.0
+                row[f"pre{size}={key[:size]}"] = 1.0
+        for step in range(1, WINDOW + 1):
+            before = folded[i - step] if i - step >= 0 else "<s>"
+            after = folded[i + step] if i + step < n else "</s>"
+            row[f"w-{step}={before}"] = 1.0
+            row[f"w+{step}={after}"] = 1.0
+        row[f"w-1|w={folded[i - 1] if i else '<s>'}|{key}"] = 1.0
+        row[f"w|w+1={key}|{folded[i + 1] if i + 1 < n else '</s>'}"] = 1.0
+        if i:
+            row[f"shape-1={_shape(words[i - 1])}"] = 1.0
+        if i + 1 < n:
+            row[f"shape+1={_shape(words[i + 1])}"] = 1.0
+        if shape in ("capital", "upper") and i:
+            row["capital_inside"] = 1.0
+        if i == 0:
+            row["first"] = 1.0
+        if i == n - 1:
+            row["last"] = 1.0
+        rows.append(row)
+    return rows
+
+
+def _labelled(example: Example) -> tuple[list[str], list[int]]:
+    found = tokens(example.text)
+    labels = [0] * len(found)
+    if example.subject:
+        start = example.text.find(example.subject)
+        end = start + len(example.subject)
+        labels = [int(start <= s and e <= end) for _w, s, e in found]
+    return [w for w, _s, _e in found], labels
+
+
+class SubjectTagger:
+    def __init__(self, examples: tuple[Example, ...]):
+        rows, labels = [], []
+        for example in examples:
+            words, marks = _labelled(example)
+            rows += _features(words)
+            labels += marks
+        self.vectoriser = DictVectorizer()
+        features = self.vectoriser.fit_transform(rows)
+        self.model = LogisticRegression(C=REGULARISATION, max_iter=2000, random_state=0)
+        with threadpool_limits(limits=1):
+            self.model.fit(features, np.asarray(labels))
+
+    def probabilities(self, words: list[str]) -> np.ndarray:
+        if not words:
+            return np.zeros(0)
+        return self.model.predict_proba(self.vectoriser.transform(_features(words)))[:, 1]
+
+    def subject(self, text: str, max_chars: int = MAX_SUBJECT_CHARS) -> str:
+        """The request's subject as written in it, cut at a word to `max_chars`; "" when it names none."""
+        text = normalise(text)[:MAX_INPUT_CHARS]
+        quoted = _QUOTED.search(text)
+        if quoted:
+            return _bounded(next(group for group in quoted.groups() if group), max_chars)
+        found = tokens(text)
+        scores = self.probabilities([w for w, _s, _e in found]) - 0.5
+        best, best_span, running, start = 0.0, None, 0.0, 0
+        for i, score in enumerate(scores):
+            if running <= 0:
+                running, start = 0.0, i
+            running += score
+            if running > best:
+                best, best_span = running, (start, i)
+        if best_span is None:
+            return ""
+        first, last = best_span
+        while first <= last and not found[first][0][0].isalnum():
+            first += 1
+        while last >= first and not (found[last][0][0].isalnum() or found[last][0] in ')»”"'):
+            last -= 1
+        if first > last:
+            return ""
+        return _bounded(text[found[first][1] : found[last][2]], max_chars)
+
+
+def _bounded(text: str, max_chars: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= max_chars:
+        return text
+    cut = text[: max_chars + 1].rsplit(" ", 1)[0] if " " in text[: max_chars + 1] else text[:max_chars]
+    return cut.rstrip(" ,;:-&")
+
+
+_tagger: SubjectTagger | None = None
+_lock = threading.Lock()
+
+
+def tagger_get() -> SubjectTagger:
+    """The tagger, trained once per process on first use (well under a second)."""
+    global _tagger
+    with _lock:
+        if _tagger is None:
+            _tagger = SubjectTagger(examples_load("bank"))
+        return _tagger
+
+
+def tagger_forget() -> None:
+    global _tagger
+    with _lock:
+        _tagger = None
+    examples_load.cache_clear()
+
+
+def subject_of(text: str, max_chars: int = MAX_SUBJECT_CHARS) -> str:
+    """What the request's work is about, in the request's own words; "" when it names nothing beyond the kind."""
+    return tagger_get().subject(text, max_chars)
+
+
+def same_subject(read: str, expected: str) -> bool:
+    """Equal once case, accents, edge punctuation and spacing are set aside (the normalised span accuracy)."""
+    return _loose(read) == _loose(expected)
+
+
+def _loose(text: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() or ch == "&" else " " for ch in fold(unicodedata.normalize("NFKC", text)))
+    return " ".join(cleaned.split())
