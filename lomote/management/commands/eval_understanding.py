@@ -13,13 +13,16 @@ from lomote.understanding.banks import SPLITS, bank_load, thresholds_load, thres
 from lomote.understanding.classifier import DECISIONS, decision_forget
 from lomote.understanding.evaluation import evaluate, thresholds_choose
 from lomote.understanding.language_id import language_evaluate
+from lomote.understanding.subject import examples_load, subject_evaluate
+
+SUBJECT = "subject"  # the subject tagger: spans, not labels (lomote/understanding/subject.py)
 
 
 class Command(BaseCommand):
     help = "Measure the understanding layer's decisions on their labelled sets (accuracy, abstentions, confusion)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--decision", choices=DECISIONS, help="one decision (default: all)")
+        parser.add_argument("--decision", choices=(*DECISIONS, SUBJECT), help="one decision (default: all)")
         parser.add_argument("--split", choices=SPLITS, help="one split (default: both)")
         parser.add_argument(
             "--choose-thresholds", action="store_true", help="choose thresholds on the train split and save them"
@@ -27,8 +30,11 @@ class Command(BaseCommand):
         parser.add_argument("--misses", action="store_true", help="list every case read wrong")
 
     def handle(self, *args, decision, split, choose_thresholds, misses, **options):
-        names = [decision] if decision else list(DECISIONS)
+        names = [decision] if decision else [*DECISIONS, SUBJECT]
         started = time.monotonic()
+        if SUBJECT in names:
+            names.remove(SUBJECT)
+            self._print_subject(subject_evaluate(split), misses)
         if choose_thresholds:
             chosen = thresholds_load()
             for name in names:
@@ -42,7 +48,8 @@ class Command(BaseCommand):
             except (OSError, ValueError) as error:
                 raise CommandError(f"{name}: {error}") from error
             self._print(report, misses)
-        self._print_languages(names)
+        if names:
+            self._print_languages(names)
         self.stdout.write(f"total time (training + evaluation): {time.monotonic() - started:.1f} s")
 
     def _print_languages(self, names):
@@ -54,6 +61,25 @@ class Command(BaseCommand):
         )
         for language, (right, total) in tally.items():
             self.stdout.write(f"  {language}  {right:3}/{total:3}  {right / total:.1%}")
+
+    def _print_subject(self, report, misses):
+        out = self.stdout.write
+        out("")
+        out(f"== subject: {len(examples_load('bank'))} exemplars (spans), exact / normalised span accuracy")
+        for (split, language), (exact, loose, total) in report.by_split_language.items():
+            out(
+                f"  {split:8} {language}  {exact:3}/{total:3} exact {exact / total:.1%}  normalised {loose / total:.1%}"
+            )
+        for split in SPLITS:
+            pairs = [t for (each, _), t in report.by_split_language.items() if each == split]
+            if pairs:
+                total = sum(t[2] for t in pairs)
+                exact, loose = report.accuracy(split, exact=True), report.accuracy(split)
+                out(f"  {split:8} all {total:3} cases  exact {exact:.1%}  normalised {loose:.1%}")
+        out(f"time: training {report.seconds_train:.2f} s, evaluation {report.seconds_eval:.2f} s")
+        if misses:
+            for case, read in report.misses:
+                out(f"  miss [{case.split} {case.language}] {case.subject!r} -> {read!r}: {case.text}")
 
     def _print(self, report, misses):
         out = self.stdout.write
