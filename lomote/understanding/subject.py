@@ -38,6 +38,7 @@ MAX_INPUT_CHARS = 400  # a request's opening says what it is about; the tagger r
 REGULARISATION = 5.0  # LogisticRegression's C over sparse binary token features (chosen on the train split)
 FOLDS = 5  # the first reading of the bank's own tokens comes from models that did not see them
 WINDOW = 2  # neighbours on each side a token is described by
+SENTENCE_ENDS = frozenset(".!?;")  # a prompt may be a title, then the request, then a change ("…. A bit warmer")
 
 # An elided article or preposition is its own token ("d'" of "d'hiver"), then words (inner apostrophes and
 # hyphens kept: "Emma's", "Wetter-App"), then any other sign on its own ("&", ",", "?").
@@ -195,23 +196,35 @@ class SubjectTagger:
             return _bounded(next(group for group in quoted.groups() if group), max_chars)
         found = tokens(text)
         scores = self.probabilities([w for w, _s, _e in found]) - 0.5
-        best, best_span, running, start = 0.0, None, 0.0, 0
-        for i, score in enumerate(scores):
-            if running <= 0:
-                running, start = 0.0, i
-            running += score
-            if running > best:
-                best, best_span = running, (start, i)
-        if best_span is None:
-            return ""
-        first, last = best_span
-        while first <= last and not found[first][0][0].isalnum():
-            first += 1
-        while last >= first and not (found[last][0][0].isalnum() or found[last][0] in ')»”"'):
-            last -= 1
-        if first > last:
-            return ""
-        return _bounded(text[found[first][1] : found[last][2]], max_chars)
+        # The request comes first and later sentences add detail ("…. A bit warmer"): the first sentence naming a
+        # subject names it, and a subject never runs from one sentence into the next.
+        ends = [i for i, (word, _s, _e) in enumerate(found) if word in SENTENCE_ENDS]
+        for begin, end in zip([0, *(i + 1 for i in ends)], [*ends, len(found)], strict=True):
+            span = _best_span(found, scores, begin, end)
+            if span is not None:
+                first, last = span
+                return _bounded(text[found[first][1] : found[last][2]], max_chars)
+        return ""
+
+
+def _best_span(found: list[tuple[str, int, int]], scores: np.ndarray, begin: int, end: int) -> tuple[int, int] | None:
+    """The run of tokens in [begin, end) with the most evidence of being the subject (maximum-sum span of each
+    token's probability minus one half), without signs at its edges; None when no token leans to the subject."""
+    best, best_span, running, start = 0.0, None, 0.0, begin
+    for i in range(begin, end):
+        if running <= 0:
+            running, start = 0.0, i
+        running += scores[i]
+        if running > best:
+            best, best_span = running, (start, i)
+    if best_span is None:
+        return None
+    first, last = best_span
+    while first <= last and not found[first][0][0].isalnum():
+        first += 1
+    while last >= first and not (found[last][0][0].isalnum() or found[last][0] in ')»”"'):
+        last -= 1
+    return (first, last) if first <= last else None
 
 
 def _bounded(text: str, max_chars: int) -> str:

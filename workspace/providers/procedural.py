@@ -3,8 +3,9 @@
 Nothing is fetched and no model runs: the prompt is read for a palette ("retro" → cream, orange, mustard and
 teal; "midnight" / "blue" → navy and ice; "neon", "sunset", "forest", "pastel", "minimal"), a warmth shift
 ("warmer", "a bit warmer", "cooler"), a brightness shift, a layout (poster, landscape, pattern, logo), a
-motif and a typography, and the title is the request's subject (`lomote.kernel.subjects`: a quoted phrase, else what
-the work is about, without counts, verbs, politeness or style words) — then the image is drawn with Pillow,
+motif and a typography, and the title is the `title` parameter, else the request's subject
+(`lomote.understanding.subject`: a quoted phrase, else what the work is about, without counts, verbs, politeness
+or style words) — then the image is drawn with Pillow,
 its text set in Montserrat (every Latin letter French, German, Spanish and Portuguese write). The same prompt
 and parameters give the same bytes (everything random is drawn from a generator seeded by them), so a version
 can be reproduced and a test can compare two renderings.
@@ -39,7 +40,7 @@ from PIL import Image, ImageDraw, ImageFont, features
 
 from lomote.kernel.exceptions import InvalidInput
 from lomote.kernel.subject_words import KIND_GROUPS
-from lomote.kernel.subjects import request_subject
+from lomote.understanding.subject import subject_of
 from workspace.providers import tracing
 from workspace.providers.base import Output, ReportFn, WorkerProvider
 from workspace.selectors import artifact_version_get
@@ -188,8 +189,9 @@ def _warmth(words: list[str]) -> float:
 
 
 def _title(prompt: str) -> str:
-    """What the work is about: a quoted phrase as written, else the request's subject, cut at a word."""
-    return request_subject(prompt, max_chars=MAX_TITLE) or "Lomote"
+    """What the work is about: a quoted phrase as written, else the request's subject read by the understanding
+    layer's subject tagger, cut at a word (the planner usually sets the title itself: params["title"])."""
+    return subject_of(prompt, MAX_TITLE) or "Lomote"
 
 
 def _text_position(prompt: str, layout: str) -> str:
