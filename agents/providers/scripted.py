@@ -11,10 +11,14 @@ What it does, in order, at each step:
    of the old goal are skipped saying why, finished ones stay as they are, items in progress finish, and the new
    brief's items are planned after them. Added detail ("make the text bigger") is not a new goal: see 3b.
 2. No checklist yet → derive items from the brief (a counted series, a numbered or bulleted list, a short
-   "a, b and c" list, else one item) and call `read_task_state` + `update_checklist`. A series with no number
-   ("a series of retro brand posters", "une série d'affiches", "some posters") is asked about first on a choice
-   card (3 / 5 / another number, then typed); the answer plans that many. With nobody to ask, or no number in the
-   answer, it makes 3 and says so.
+   "a, b and c" list, else one item) and call `read_task_state` + `update_checklist`. The kind of work, its
+   format, the count and the subject are read by meaning (lomote/understanding through agents/providers/kinds.py:
+   "three Instagram posts announcing our winter pottery classes" → three square social posts titled "Social post
+   1 of 3 — winter pottery classes"). Work no tool makes (music, a website…) is said plainly, a recurring job is
+   pointed to Flows, and a request whose kind cannot be told is asked about on a card offering its likely kinds. A
+   series with no number ("a series of retro brand posters", "une série d'affiches", "some posters") is asked about
+   first on a choice card (3 / 5 / another number, then typed); the answer plans that many. With nobody to ask, or
+   no number in the answer, it makes 3 and says so.
 3. Generation results from the previous step → mark items whose artifact already exists as done, otherwise
    report what was submitted or failed and stop (the runtime suspends for jobs; a failed paid action is
    never retried behind the person's back).
@@ -65,11 +69,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.exceptions import ModelConfigError
-from agents.language import content_terms, fold, stem
+from agents.language import content_terms, fold, language_detect, stem
 from agents.models import ProviderKind
 from agents.providers.base import ONE_RESULT_MODE, ModelRequest, ModelResponse, ToolCallIntent, Usage
 from agents.providers.goal_change import goal_change
 from agents.providers.guide_match import guides_for, kinds_of
+from agents.providers.kinds import (
+    FLOW,
+    IMAGE_LABELS,
+    MAKEABLE,
+    PART_CONFIDENCE,
+    UNSUPPORTED,
+    choice,
+    format_of,
+    kind_read,
+    label_chosen,
+    label_name,
+    label_of,
+    likely_choices,
+    titled_label,
+)
 from agents.providers.skeleton import skeleton
 from agents.providers.task_requests import (
     AddRequest,
@@ -83,8 +102,10 @@ from agents.providers.task_requests import (
     item_references,
     seconds_wanted,
 )
-from lomote.kernel.subjects import request_subject
+from lomote.understanding.counts import count_of
+from lomote.understanding.languages import SERIES_WORDS
 from lomote.understanding.sources import Candidate, SourceReading, source_read
+from lomote.understanding.subject import subject_of
 
 MODEL_NAME = "lomote-scripted-planner-1"
 MAX_ITEMS = 12
@@ -106,13 +127,7 @@ class Strategy:
     kind: str
     domain: str  # the `load_tools` domain that provides `tool`
     tool: str
-    keywords: frozenset[str]  # nouns naming what to make: singular, lower case, English, French, German, Spanish
-    # Adjectives that make the noun they qualify this kind: an "animated logo" is a video.
-    modifiers: frozenset[str] = frozenset()
-    # Verbs that decide the kind when they lead the request, whatever it names: "summarise the report".
-    leads: frozenset[str] = frozenset()
-    # Verbs that decide the kind only when no noun does: "write something about our tea".
-    verbs: frozenset[str] = frozenset()
+    labels: frozenset[str]  # the understanding layer's kind labels this strategy makes (agents/providers/kinds.py)
     # Prose takes a language model: the scripted planner cannot write it and says so (see `_Planner.prose`).
     prose: bool = False
 
@@ -131,80 +146,44 @@ class Strategy:
         return {"prompt": prompt[:MAX_PROMPT], **arguments}
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# The first noun phrase naming a kind decides: "a poster with a caption" is an image, "storyboard for the video"
-# a document. Within a compound the last noun is the head ("video script" is text, "slogan poster" an image)
-# unless an adjective decides ("animated logo" is a video).
+# The kind of work is read by meaning (agents/providers/kinds.py: the understanding layer's `kind` decision);
+# each strategy makes the labels it lists. A `document` is prose (a model must write it) unless it asks for a
+# structure — an outline, a storyboard, a template — which the planner can lay out: those words only break that
+# tie between two ways of making the same label.
 STRATEGIES: tuple[Strategy, ...] = (
-    Strategy(
-        "video",
-        "video",
-        "generate_video",
-        _words("video vidéo clip animation animated animé animée teaser film gif reel trailer movie motion"),
-        modifiers=_words("animated animé animée motion animiert animado animada"),
-        leads=_words("animate anime animer animez animiere animieren anima animar"),
-    ),
-    Strategy("3d", "3d", "generate_3d", _words("3d mesh sculpture figurine statuette"), modifiers=_words("3d")),
-    # What the offline planner can make honestly: structure (an outline, a shot list), not prose.
-    Strategy("document", "documents", "write_document", _words("document doc storyboard outline template trame")),
-    Strategy(
-        "text",
-        "documents",
-        "write_document",
-        _words(
-            """text copywriting description article blog essay letter email mail newsletter slogan tagline headline
-            caption bio biography summary translation script screenplay speech poem lyric tweet blurb
-            announcement report faq manifesto paragraph introduction synopsis transcript wording
-            message
-            texte accroche légende biographie résumé traduction scénario discours poème communiqué annonce rapport
-            paragraphe fiche essai lettre courriel paroles
-            beschreibung artikel aufsatz überschrift bildunterschrift biografie zusammenfassung übersetzung skript
-            drehbuch rede gedicht pressemitteilung bericht absatz einleitung produktbeschreibung werbetext
-            texto descripción artículo ensayo carta correo boletín eslogan lema titular leyenda biografía resumen
-            traducción guion guión discurso poema comunicado informe párrafo introducción sinopsis"""
-        ),
-        leads=_words(
-            """summarise summarize translate proofread paraphrase reword rewrite describe
-            résume résumer résumez traduis traduire traduisez décris décrire décrivez reformule reformuler réécris
-            übersetze übersetzen zusammenfassen beschreibe beschreiben
-            traduce traducir resumir describe describir reescribe"""
-        ),
-        verbs=_words(
-            """write writing draft drafting compose
-            écris écrire écrivez rédige rédiger rédigez
-            schreib schreibe schreiben verfasse verfassen formuliere
-            escribe escribir redacta redactar"""
-        ),
-        prose=True,
-    ),
-    Strategy(
-        "image",
-        "image",
-        "generate_image",
-        _words(
-            "poster affiche image illustration logo photo picture banner bannière visual visuel drawing dessin "
-            "icon icône flyer cover couverture artwork wallpaper sticker postcard thumbnail miniature portrait "
-            "painting peinture mockup packaging label étiquette badge mascot mascotte sketch croquis esquisse "
-            "watercolour watercolor aquarelle"
-        ),
-        # Depicting something is an image when no noun says otherwise: "sketch a lighthouse at dusk".
-        verbs=_words(
-            """draw sketch paint illustrate depict
-            dessine dessiner dessinez peins peindre peignez illustre illustrer illustrez esquisse esquisser
-            zeichne zeichnen skizziere skizzieren male malen illustriere illustrieren
-            dibuja dibujar pinta pintar ilustra ilustrar bosqueja"""
-        ),
-    ),
+    Strategy("video", "video", "generate_video", frozenset({"video"})),
+    Strategy("3d", "3d", "generate_3d", frozenset({"model_3d"})),
+    Strategy("document", "documents", "write_document", frozenset()),
+    Strategy("text", "documents", "write_document", frozenset({"document"}), prose=True),
+    Strategy("image", "image", "generate_image", frozenset(IMAGE_LABELS)),
+)
+STRUCTURE_WORDS = frozenset(
+    "outline storyboard template trame plan gliederung vorlage esquema plantilla esboco modelo checklist".split()
 )
 GENERATION_TOOLS = frozenset(s.tool for s in STRATEGIES)
 SOURCE_KINDS = frozenset({"image", "video"})  # the kinds of work that can start from a person's image
-FOLDED_KINDS: dict[str, str] = {}
-for _strategy in STRATEGIES:
-    for _keyword in _strategy.keywords:
-        FOLDED_KINDS.setdefault(fold(_keyword), _strategy.kind)
+_BY_KIND = {strategy.kind: strategy for strategy in STRATEGIES}
+
+
+def strategy_of(label: str | None, text: str = "") -> "Strategy | None":
+    """The strategy that makes a kind label (a structure asked as a document is laid out, not written)."""
+    if label == "document" and STRUCTURE_WORDS & set(re.findall(r"\w+", fold(text))):
+        return _BY_KIND["document"]
+    return next((strategy for strategy in STRATEGIES if label in strategy.labels), None)
+
+
+# Nouns naming the work already in a task, for references to it ("poster 2", "la vidéo", "the last banner"): they
+# find items a message points at (agents/providers/task_requests.py), they never decide what new work to make.
+REFERENCE_NOUNS: dict[str, str] = {
+    "video": "video vidéo clip animation teaser film gif reel trailer movie",
+    "3d": "3d mesh sculpture figurine",
+    "document": "document doc storyboard outline template trame",
+    "text": "text texte article email letter lettre slogan description caption légende",
+    "image": "poster affiche image illustration logo photo picture banner bannière visual visuel drawing dessin "
+    "icon icône flyer cover couverture artwork sticker autocollant post publication story thumbnail miniature "
+    "plakat bild cartel cartaz imagen imagem header",
+}
+FOLDED_KINDS: dict[str, str] = {fold(word): kind for kind, words in REFERENCE_NOUNS.items() for word in words.split()}
 
 REVISION_PREFIX = "Revision requested: "
 # An item added by a message inside the task ("Also animate the photo of my cat"): its request is its context,
@@ -219,18 +198,14 @@ ARTIFACT_OPTION = re.compile(r"\(#(\d+)\)\s*$")
 # starts with one, naming a kind of work, is new work for this task.
 CREATE_VERBS = frozenset(
     """make create generate design draw render produce paint illustrate build prepare compose sketch craft turn
-    transform convert animate give do
+    transform convert animate give do write draft summarise summarize translate
     fais fait faites faire cree creer creez genere generer dessine dessiner realise realiser prepare produis
-    transforme transformer convertis anime animer donne""".split()
+    transforme transformer convertis anime animer donne ecris ecrire redige traduis resume""".split()
 )
 INDEFINITE = frozenset("a an some another une un des quelques plusieurs".split())
 # Pronouns for the image a video starts from when the message names none: one, or each made image.
 ONE_PRONOUNS = frozenset("it this that la le l celle celui".split())
 ALL_PRONOUNS = frozenset("them these those all les toutes tous".split())
-SERIES_WORDS = frozenset(
-    """series set collection batch pack range bunch several some few multiple various
-    serie ensemble collection lot plusieurs quelques des diverses divers differentes differents""".split()
-)
 # Prose the planner cannot write, for which the person chose a skeleton document on its card.
 SKELETON_EVIDENCE = "Skeleton document requested by the person (no language model to write the text)."
 # Words of a card answer choosing one of the prose card's options, in any language it offers them in.
@@ -283,7 +258,8 @@ def source_of(item: dict[str, Any]) -> int | None:
 
 
 def kind_word(token: str) -> str | None:
-    """The kind of work a folded word names, in any of its forms ("affiches" → "image"), else None."""
+    """The kind of work already in a task a folded word names, in any of its forms ("affiches" → "image"), else
+    None (REFERENCE_NOUNS: references to items, not the kind of new work)."""
     for form in (token, stem(token), _singular(token, "en"), _singular(token, "fr")):
         kind = FOLDED_KINDS.get(form)
         if kind is not None:
@@ -425,6 +401,15 @@ WORDS: dict[str, dict[str, str]] = {
         "source_alternatives": "Other files fit as well: {others}. Name one and I will start from it instead.",
         "reading_guide": "I am reading the guide {names} before starting this work.",
         "reading_guides": "I am reading the guides {names} before starting this work.",
+        "unsupported": (
+            "I cannot make that: I make images (posters, logos, stickers, icons, social posts, story covers, "
+            "banners), short videos and animations, 3D models and documents — not audio, music, websites or apps."
+        ),
+        "flow": (
+            "That is recurring work, a Flow: set it up in Flows (it runs on its own each time). I can make one "
+            "piece of it now if you describe it."
+        ),
+        "ask_kind": "What kind of work should I make for “{request}”?",
     },
     "fr": {
         "intro": "Planificateur scripté de Lomote (pas un LLM) :",
@@ -551,6 +536,16 @@ WORDS: dict[str, dict[str, str]] = {
         ),
         "reading_guide": "je lis le guide {names} avant de commencer ce travail.",
         "reading_guides": "je lis les guides {names} avant de commencer ce travail.",
+        "unsupported": (
+            "je ne sais pas faire cela : je crée des images (affiches, logos, autocollants, icônes, publications, "
+            "couvertures de story, bannières), de courtes vidéos et animations, des modèles 3D et des documents — "
+            "pas d’audio, de musique, de sites web ni d’applications."
+        ),
+        "flow": (
+            "c’est un travail récurrent, un Flow : configurez-le dans Flows (il tourne seul à chaque fois). Je peux "
+            "en faire une pièce maintenant si vous la décrivez."
+        ),
+        "ask_kind": "Quel type de travail dois-je faire pour « {request} » ?",
     },
 }
 # A kind's name for a title when no noun of the request names it ("animate the photo" is a video).
@@ -581,41 +576,29 @@ def _language(task: dict[str, Any]) -> str:
 
 # --- from a brief to checklist items ----------------------------------------------------------------------
 
-NUMBER_WORDS = {
-    "en": dict(zip("two three four five six seven eight nine ten eleven twelve".split(), range(2, 13), strict=True)),
-    "fr": dict(zip("deux trois quatre cinq six sept huit neuf dix onze douze".split(), range(2, 13), strict=True)),
-}
-LEAD_IN = {
-    "en": [
-        r"^(?:please\s+)?(?:can|could|would)\s+you\s+(?:please\s+)?",
-        r"^i(?:'d| would)?\s+(?:want|need|like)\s+(?:you\s+to\s+)?",
-        r"^(?:please\s+)?(?:make|create|generate|design|draw|produce|render|write|build|give|prepare)(?:\s+(?:me|us))?\s+",
-    ],
-    "fr": [
-        r"^(?:s'il te plaît|s’il te plaît|stp)[,\s]+",
-        r"^(?:peux-tu|pourrais-tu|tu peux|pouvez-vous|pourriez-vous)\s+(?:me\s+|nous\s+)?",
-        r"^(?:je veux|je voudrais|j'aimerais|j’aimerais|il me faut)\s+",
-        r"^(?:fais|faites|fait|crée|créez|créer|génère|générer|dessine|réalise|écris|produis|prépare)"
-        r"(?:[- ](?:moi|nous))?\s+",
-    ],
-}
-ARTICLE_WORDS = {"en": {"a", "an", "the", "some"}, "fr": {"une", "un", "des", "les", "le", "la"}}
-ARTICLES = {"en": r"^(?:an|a|the|some)\s+", "fr": r"^(?:(?:une|un|des|les|le|la)\s+|l['’]\s*)"}
-SERIES = {
-    "en": r"^(?:series|set|collection|batch|pack|couple)\s+of\s+",
-    "fr": r"^(?:série|serie|ensemble|collection|lot)\s+(?:de|d'|d’)\s*",
-}
-PREPOSITIONS = {
-    "en": set("for with about of in on to from featuring that which showing using".split()),
-    "fr": set("pour avec sur de du des en à au aux qui que montrant".split()),
-}
-# A number followed by one of these is a size or a duration, not a count of things to make.
-UNITS = set(
-    "pm am px cm mm m km kg g s sec second seconds seconde secondes minute minutes min hour hours heure heures "
-    "day days jour jours week weeks semaine semaines month months mois year years an ans x k percent".split()
-)
 LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+(?P<text>.+?)\s*$")
-LIST_SPLIT = {"en": re.compile(r"\s*(?:,|;|\band\b|&)\s*"), "fr": re.compile(r"\s*(?:,|;|\bet\b|&)\s*")}
+# Pieces listed in one sentence ("a poster, a flyer and a video"): each part is a piece when the kind decision
+# reads it surely (kinds.PART_CONFIDENCE), so an "and" or "&" inside a subject ("Terre & Feu") cuts nothing.
+LIST_SPLIT = re.compile(r"\s*(?:,|;|&|\b(?:and|et|und|y|e)\b)\s*", re.IGNORECASE)
+MAX_SUBJECT = 60
+# A listed item keeps the person's own words, without the article in front ("- a logo" → "Logo"): presentation
+# only, nothing is decided by it.
+LEADING_ARTICLE = re.compile(
+    r"^(?:(?:an?|the|une?|des|les?|la|eine?n?|el|los|las|um|uma|o|os|as)\s+|l['’]\s*)(?=\w)", re.IGNORECASE
+)
+
+
+# Politeness before the verb of a message ("could you please", "peux-tu"): skipped to find the verb that says
+# whether a message inside a task asks for new work (`_Planner.asks_to_make`), never the kind of that work.
+LEAD_FILLER = frozenset(
+    """please also kindly just now then and so can could would will you i i'd d like want need to me us
+    s il te plaît plait stp svp merci aussi peux pourrais pouvez pourriez tu vous je veux voudrais aimerais j
+    bitte auch kannst könntest du sie ich möchte por favor también puedes podrías quiero""".split()
+)
+
+
+def _leading_word(text: str) -> str:
+    return next((token for token in _tokens(text) if token not in LEAD_FILLER), "")
 
 
 def _tokens(text: str) -> list[str]:
@@ -640,88 +623,10 @@ def _singular(word: str, lang: str) -> str:
 
 
 def classify(text: str) -> Strategy | None:
-    """The kind of thing a request (or a checklist item's title) asks to make; None when nothing says.
-
-    In order: a leading verb that decides by itself ("summarise the report" is text, "animate the photo" a
-    video); what something is turned *into* ("turn the cat photo into a video" is a video); the first noun
-    phrase naming a kind ("a poster with a caption" is an image); a verb of writing ("write something about our
-    tea" is text).
-    """
-    found = _classify(text)
-    return found[0] if found else None
-
-
-def _classify(text: str) -> tuple[Strategy, str | None] | None:
-    """`classify`, with the noun that named the kind in the person's words (None when a verb or an adjective
-    decided). "Bring X to life", "make it move"… read as "animate X" (agents/providers/task_requests.py)."""
-    text = animate_phrases(text)
-    lead = _leading_word(text)
-    for strategy in STRATEGIES:
-        if lead in strategy.leads:
-            return strategy, None
-    target = re.split(r"\binto\b|\ben\s+(?=(?:une?\s+)?\w+)", text, maxsplit=1, flags=re.IGNORECASE)
-    if len(target) == 2 and target[1].strip():
-        found = _classify_phrase(target[1])
-        if found is not None:
-            return found
-    found = _classify_phrase(text)
-    if found is not None:
-        return found
-    tokens = set(_tokens(text))
-    return next(((strategy, None) for strategy in STRATEGIES if tokens & strategy.verbs), None)
-
-
-# Words before the verb of a request: "could you please", "peux-tu", "kannst du bitte", "por favor".
-FILLER = _words(
-    """please also kindly just now then and so can could would will you i i'd d like want need to me us
-    s il te plaît plait stp svp merci aussi peux pourrais pouvez pourriez tu vous je veux voudrais aimerais j
-    bitte auch kannst könntest du sie ich möchte por favor también puedes podrías quiero"""
-)
-
-
-def _leading_word(text: str) -> str:
-    return next((token for token in _tokens(text) if token not in FILLER), "")
-
-
-def _kind_of(token: str) -> Strategy | None:
-    forms = {token, _singular(token, "en"), _singular(token, "fr")}
-    return next((strategy for strategy in STRATEGIES if forms & strategy.keywords), None)
-
-
-def _classify_phrase(text: str) -> tuple[Strategy, str | None] | None:
-    """The kind of the first run of adjacent kind words: its deciding adjective, else its last noun (the head)."""
-    run: list[tuple[str, Strategy]] = []
-    for token in re.findall(r"\w+|[^\w\s]", text.lower()):
-        strategy = _kind_of(token) if token[0].isalnum() or token[0] == "_" else None
-        if strategy is not None:
-            run.append((token, strategy))
-            continue
-        if run:
-            break
-    if not run:
-        return None
-    for token, _ in run:
-        decided = next((s for s in STRATEGIES if token in s.modifiers), None)
-        if decided is not None:
-            return decided, None
-    return run[-1][1], run[-1][0]
-
-
-def _strip_lead_in(text: str, lang: str) -> str:
-    text = text.strip().rstrip(".!")
-    changed = True
-    while changed:
-        changed = False
-        for pattern in LEAD_IN[lang]:
-            stripped = re.sub(pattern, "", text, count=1, flags=re.IGNORECASE)
-            if stripped != text and stripped.strip():
-                text, changed = stripped.strip(), True
-    return text
-
-
-def _strip_article(text: str, lang: str) -> str:
-    stripped = re.sub(ARTICLES[lang], "", text.strip(), count=1, flags=re.IGNORECASE)
-    return stripped if stripped.strip() else text.strip()
+    """The kind of thing a request (or a checklist item's title) asks to make, read by meaning; None when the
+    kind decision abstains or reads something the planner does not make (unsupported work, a Flow)."""
+    text = animate_phrases(text or "")
+    return strategy_of(label_of(text), text)
 
 
 def _title(text: str) -> str:
@@ -731,115 +636,77 @@ def _title(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _count(text: str, lang: str) -> tuple[int, str] | None:
-    """`3 retro posters for X` → (3, "retro posters for X") when the number counts things to make."""
-    numbers = "|".join(NUMBER_WORDS[lang])
-    match = re.search(rf"(?<![\w.,-])(?P<n>\d{{1,2}}|{numbers})\s+(?P<phrase>[^\d\n.;:!?]+)", text, re.IGNORECASE)
-    if not match:
-        return None
-    raw = match.group("n").lower()
-    n = int(raw) if raw.isdigit() else NUMBER_WORDS[lang][raw]
-    words = match.group("phrase").strip(" ,").split()
-    # "3 posters in 4 colours" stops at the digit: drop the dangling "in".
-    while words and words[-1].lower() in PREPOSITIONS[lang] | ARTICLE_WORDS[lang]:
-        words.pop()
-    phrase = " ".join(words)
-    if not (2 <= n <= MAX_ITEMS) or not words or words[0].lower() in UNITS or not words[0][0].isalpha():
-        return None
-    return n, phrase
-
-
-def _kind_label(text: str, lang: str) -> tuple[Strategy | None, str]:
-    """The kind a request asks for and the noun to title it with: the person's own ("teaser", "affiche"),
-    else the kind's name ("animate the photo" → "Video")."""
-    found = _classify(text)
-    if found is None:
-        return None, ""
-    strategy, head = found
-    word = _singular(head, lang) if head else KIND_LABELS[lang][strategy.kind]
-    return strategy, word[:1].upper() + word[1:]
-
-
-def _names_a_kind(phrase: str) -> bool:
-    return any(_kind_of(token) is not None for token in _tokens(phrase))
-
-
-def _titles(text: str, lang: str, count: int | None = None) -> list[str]:
-    """Titles from the subject of the request, never the request itself: "Also turn yesterday's cat photo into
-    a video" → "Video — cat"; "3 posters for a jazz festival" → "Poster 1 of 3 — jazz festival", …
-
-    When the subject is only the kind and its style ("retro posters"), that is the title ("Retro poster 1 of
-    3"). [] when the request names no kind of work (the caller keeps its words).
-    """
-    strategy, label = _kind_label(text, lang)
-    if strategy is None:
+def _titles(text: str, lang: str, count: int | None = None, label: str | None = None) -> list[str]:
+    """Titles from the kind and the subject of the request, never the request itself: "Could you make me three
+    Instagram posts announcing our winter pottery classes?" → "Social post 1 of 3 — winter pottery classes", …;
+    "3 retro posters" (no subject beyond the kind) → "Poster 1 of 3", …. [] when no kind the planner makes is
+    read (the caller decides what to say)."""
+    label = label or label_of(text)
+    if label not in MAKEABLE:
         return []
-    subject = request_subject(text, lang)
-    numbers = [f" {i} {WORDS[lang]['of']} {count}" for i in range(1, count + 1)] if count else [""]
-    if subject and not _names_a_kind(subject):
-        return [_title(f"{label}{number} — {subject}") for number in numbers]
-    # No subject beyond the kind itself: a short request is its own name ("an animated logo", "a video
-    # teaser"); otherwise the kind with its style words ("retro posters" → "Retro poster 1 of 3").
-    own = _strip_article(_strip_lead_in(" ".join(text.split()), lang), lang).rstrip(" ?¿!.")
-    if not count and len(own.split()) <= SHORT_REQUEST_WORDS:
-        return [_title(own)]
-    base = " ".join(w if _kind_of(w) is None else _singular(w, lang) for w in subject.split()) or label
-    return [_title(f"{base}{number}") for number in numbers]
+    name = label_name(label, lang)
+    subject = subject_of(text, MAX_SUBJECT)
+    of = WORDS.get(lang, WORDS["en"])["of"]
+    numbers = [f" {i} {of} {count}" for i in range(1, count + 1)] if count else [""]
+    return [_title(f"{name}{number}" + (f" — {subject}" if subject else "")) for number in numbers]
 
 
-def items_from_brief(brief: str, lang: str, *, count: int | None = None) -> list[str]:
-    """Checklist item titles for a brief; [] when there is nothing to plan from.
+def _count(text: str, lang: str) -> int | None:
+    """How many pieces the text asks for, its number words read in the text's own language (the planner answers in
+    English or French, but "zwei Banner" and "dos portadas" count too); the planner's language when it cannot
+    tell."""
+    return count_of(text, language_detect(text, default=lang))
+
+
+def items_from_brief(brief: str, lang: str, *, count: int | None = None, label: str | None = None) -> list[str]:
+    """Checklist item titles for a brief; [] when there is nothing to plan from (no kind the planner makes).
 
     A listed brief (one item per line) keeps the person's own item names. Otherwise each thing to make ("a
-    poster, a flyer and a video", a counted series, or one piece) is titled from the request's subject.
-    `count` is how many the person asked for apart from the brief (a series with no number, answered on a card).
+    poster, a flyer and a video", a counted series, or one piece) is titled from its kind and the request's
+    subject. `count` is how many the person asked for apart from the brief (a series with no number, answered on
+    a card); `label` the kind they chose on a card when the brief alone did not say.
     """
     brief = animate_phrases((brief or "").strip())
     if not brief:
         return []
     if count is not None and count >= 2:
-        core = _strip_article(_strip_lead_in(" ".join(brief.split()), lang), lang)
-        of = WORDS[lang]["of"]
-        return _titles(brief, lang, count) or [_title(f"{core} {n} {of} {count}") for n in range(1, count + 1)]
+        return _titles(brief, lang, count, label)
     lines = [m.group("text") for m in map(LIST_MARKER.match, brief.splitlines()) if m]
     if len(lines) >= 2:
-        return [_title(_strip_article(line, lang)) for line in lines[:MAX_ITEMS]]
-    core = _strip_lead_in(" ".join(brief.split()), lang)
-    parts = [p for p in LIST_SPLIT[lang].split(core) if p.strip()]
-    if len(parts) >= 2 and all(classify(p) for p in parts):
+        return [_title(LEADING_ARTICLE.sub("", line, count=1)) for line in lines[:MAX_ITEMS]]
+    core = " ".join(brief.split())
+    parts = [p for p in LIST_SPLIT.split(core) if p.strip()]
+    if label is None and len(parts) >= 2 and all(label_of(p, confidence=PART_CONFIDENCE) in MAKEABLE for p in parts):
         titles: list[str] = []
         for part in parts:
             counted = _count(part, lang)
-            titles += _titles(part, lang, counted[0] if counted else None)
+            for title in _titles(part, lang, counted if counted and counted >= 2 else None):
+                # Two pieces of one kind ("a poster, a flyer"): the second keeps the person's own words.
+                own = LEADING_ARTICLE.sub("", part.strip(" .!?"), count=1)
+                titles.append(_title(own) if title in titles else title)
         return titles[:MAX_ITEMS]
-    bare = re.sub(SERIES[lang], "", _strip_article(core, lang), count=1, flags=re.IGNORECASE)
-    counted = _count(bare, lang)
-    return _titles(brief, lang, counted[0] if counted else None) or [_title(_strip_article(core, lang))]
+    counted = _count(brief, lang)
+    return _titles(brief, lang, min(counted, MAX_ITEMS) if counted and counted >= 2 else None, label)
 
 
-def series_noun(brief: str, lang: str) -> str | None:
+def series_noun(brief: str, lang: str, label: str | None = None) -> str | None:
     """The plural a brief asks for without saying how many — "a series of retro brand posters", "une série
-    d'affiches", "some posters" → the person's word ("posters", "affiches") — else None.
+    d'affiches", "some posters" → the kind's plural ("posters", "affiches") — else None.
 
-    A series word before the kind ("series", "set", "several", "série", "plusieurs"…), or a plural kind that is
-    not text (a plural of prose is often one piece: "write lyrics"). Counted briefs, lists and changes to existing
-    work ("retouch my photos") are not asked about.
+    A series word (languages.SERIES_WORDS: "series", "set", "several", "série", "plusieurs"…) and no number.
+    Counted briefs, lists, prose and changes to existing work ("retouch my photos") are not asked about.
     """
     text = animate_phrases(" ".join((brief or "").split()))
     if len([m for m in map(LIST_MARKER.match, (brief or "").splitlines()) if m]) >= 2:
         return None
-    if len(items_from_brief(text, lang)) != 1 or change_requested(text, kind_word):
+    if _count(text, lang) is not None or change_requested(text, kind_word):
         return None
-    found = _classify(text)
-    if found is None or found[1] is None:
+    label = label or label_of(text)
+    if label not in MAKEABLE or label == "document" or len(items_from_brief(text, lang, label=label)) != 1:
         return None
-    strategy, head = found
-    words = re.findall(r"\w+", fold(text))
-    folded = fold(head)
-    before = words[: words.index(folded)] if folded in words else []
-    series = any(w in SERIES_WORDS for w in before)
-    plural = stem(folded) != folded and kind_word(stem(folded)) == strategy.kind
-    return head if series or (plural and not strategy.prose) else None
+    words = set(re.findall(r"\w+", fold(text)))
+    series = {fold(word) for words_of in SERIES_WORDS.values() for word in words_of}
+    return label_name(label, lang, plural=True) if words & series else None
 
 
 # --- the planner ------------------------------------------------------------------------------------------
@@ -1214,15 +1081,15 @@ class _Planner:
         or names a new piece ("I'd like a logo too", "Une vidéo du chat"), or turns something into another."""
         text = animate_phrases(text)
         lead = fold(_leading_word(text))
-        if lead in CREATE_VERBS or any(lead in s.leads or lead in s.verbs for s in STRATEGIES):
+        if lead in CREATE_VERBS:
             return True
-        return lead in INDEFINITE or lead.isdigit() or lead in NUMBER_WORDS[self.lang]
+        return lead in INDEFINITE or lead.isdigit() or count_of(lead, self.lang) is not None
 
     def asks_for_video(self, text: str) -> bool:
         """New video work: "animate", "bring to life", "clip", "vidéo", "make it move"… asked for, not a change to a
         video already made ("make the cat video longer")."""
-        found = _classify(text)
-        if found is None or found[0].kind != "video":
+        found = classify(text)
+        if found is None or found.kind != "video":
             return False
         return self.asks_to_make(text) and not change_requested(animate_phrases(text), kind_word)
 
@@ -1283,14 +1150,10 @@ class _Planner:
 
     def own_subject(self, text: str) -> str:
         """The subject a message names for added work ("two more posters *for the jazz night*"), "" when it names
-        only the kind or the count: a subject is introduced by a preposition, or it is none."""
-        subject = request_subject(text, self.lang)
+        only the kind or the count (the subject read by meaning: lomote.understanding.subject)."""
+        subject = subject_of(text, MAX_SUBJECT)
         terms = [t for t in content_terms(subject) if kind_word(t) is None and first_number(t) is None]
-        if not terms or _names_a_kind(subject):
-            return ""
-        before = fold(text).split(fold(subject), 1)[0].split() if fold(subject) in fold(text) else []
-        introduced = any(w in PREPOSITIONS["en"] | PREPOSITIONS["fr"] for w in before[-3:])
-        return subject if introduced else ""
+        return subject if terms else ""
 
     def made(self) -> list[dict[str, Any]]:
         """Finished items with an artifact: what a change can make a new version of."""
@@ -1378,21 +1241,18 @@ class _Planner:
         source = (self.task.get("brief") or "").strip()
         if not source:
             source = "\n".join(_card_answer(m.get("text") or "") for m in self.messages).strip()
-        titles = items_from_brief(source, self.lang)
+        chosen = next((k for _t, _v, a in self.card_replies() if (k := label_chosen(a, self.lang))), None)
+        titles = items_from_brief(source, self.lang, label=chosen)
         if not titles:
-            options = [w["opt_image"], w["opt_video"], w["opt_document"]]
-            asked = any(r.get("name") == "ask_user" for r in self.results)
-            if self.can("ask_user") and not asked:
-                return self.ask(w["ask_brief"], options)
-            return Decision([w["ask_brief"]])
+            return self.cannot_plan(source)
         said: list[str] = []
-        noun = series_noun(source, self.lang) if len(titles) == 1 else None
+        noun = series_noun(source, self.lang, chosen) if len(titles) == 1 else None
         if noun is not None:
             count, answer = self.series_count(source, noun)
             if isinstance(answer, Decision):
                 return answer
             said = answer
-            titles = items_from_brief(source, self.lang, count=count)
+            titles = items_from_brief(source, self.lang, count=count, label=chosen)
         listing = [f"{n}. {t}" for n, t in enumerate(titles, 1)]
         tried = next((r for r in self.results if r.get("name") == "update_checklist"), None)
         if tried is not None:  # planned at the previous step, yet no checklist: say so instead of looping
@@ -1442,6 +1302,24 @@ class _Planner:
         updates = [{"position": n, "status": "pending", "evidence": evidence} for n in works]
         line = w["from_source"].format(title=_short(top.title, 60), artifact=top.id)
         return Decision([line], [("update_checklist", {"updates": updates})])
+
+    def cannot_plan(self, source: str) -> Decision:
+        """No kind of work the planner makes was read in the brief: work it cannot make is said plainly (naming
+        what it can), a Flow is pointed to the Flow editor, and otherwise the person chooses the kind on a card
+        whose choices are the kinds the request most likely means (the kind decision's ranking)."""
+        w = self.words
+        decision = kind_read(" ".join(source.split())) if source else None
+        if decision is not None and not decision.abstained and decision.label in (UNSUPPORTED, FLOW):
+            return Decision([w["unsupported" if decision.label == UNSUPPORTED else "flow"]])
+        asked = any(r.get("name") == "ask_user" for r in self.results)
+        if decision is None:
+            options, question = [w["opt_image"], w["opt_video"], w["opt_document"]], w["ask_brief"]
+        else:
+            options = [choice(label, self.lang) for label in likely_choices(decision)]
+            question = w["ask_kind"].format(request=_short(source))
+        if self.can("ask_user") and not asked:
+            return self.ask(question, options)
+        return Decision([question])
 
     def series_count(self, source: str, noun: str) -> tuple[int, "list[str] | Decision"]:
         """How many of a series with no number to make: the number the person gave on the card (or typed), else
@@ -1727,6 +1605,13 @@ class _Planner:
             content = skeleton(title=title, brief=brief, lang=self.lang)
             return {"title": title, "content": content, "checklist_position": item["position"]}
         arguments = strategy.arguments(item=item, task={**self.task, "brief": self.context(item, strategy)})
+        if strategy.kind == "image":
+            # The format the kind takes (a social post is square, a story 9:16…) and the headline its subject.
+            label = self.label_for(item)
+            image_format = format_of(label)
+            if image_format:
+                arguments["format"] = image_format
+            arguments["title"] = self.headline(item, label)
         if strategy.kind != "video":
             if strategy.kind in SOURCE_KINDS and not revision_of(item) and source_of(item):
                 arguments["source_artifact_id"] = source_of(item)  # the person's file it starts from
@@ -1768,12 +1653,35 @@ class _Planner:
         found = photo_query(item.get("title") or "") or (photo_query(request) if request else None)
         return found or (None if request else photo_query(self.task.get("brief") or ""))
 
+    def label_for(self, item: dict[str, Any]) -> str | None:
+        """The kind of work an item makes: named by the planner's own title ("Social post 2 of 3 — …"), else read
+        by meaning in its title, the request that added it, then the task's brief."""
+        title = item.get("title") or ""
+        found = titled_label(title, self.lang)
+        if found is not None:
+            return found
+        for text in (title, request_of(item) or "", self.task.get("brief") or ""):
+            label = label_of(animate_phrases(text))
+            if label in MAKEABLE:
+                return label
+        return None
+
     def strategy_for(self, item: dict[str, Any]) -> Strategy | None:
-        return (
-            classify(item.get("title") or "")
-            or classify(request_of(item) or "")
-            or classify(self.task.get("brief") or "")
-        )
+        label = self.label_for(item)
+        return strategy_of(label, f"{item.get('title') or ''} {request_of(item) or self.task.get('brief') or ''}")
+
+    def headline(self, item: dict[str, Any], label: str | None) -> str:
+        """What an image's headline says: the subject of its item — after the dash of the planner's own title,
+        else read by meaning in its title, its request or the brief — else the kind's name; never a count or the
+        planner's numbering."""
+        title = item.get("title") or ""
+        if " — " in title:
+            return title.split(" — ", 1)[1].strip()[:MAX_SUBJECT]
+        for text in (title, request_of(item) or "", self.task.get("brief") or ""):
+            subject = subject_of(text, MAX_SUBJECT) if text else ""
+            if subject and not titled_label(subject, self.lang):
+                return subject
+        return _capitalised(label_name(label or "image", self.lang))
 
     def summary(self) -> list[str]:
         w = self.words

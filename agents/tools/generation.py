@@ -7,7 +7,7 @@ The turn then suspends: no worker waits for the job; its completion decides whet
 """
 
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from django.db import transaction
 from pydantic import Field, ValidationError
@@ -47,6 +47,24 @@ class ImageArgs(GenerateArgs):
         description="An image of the workspace this one is made from: the person's sketch to turn into a clean "
         "logo, their photo to use (it is the job's source and appears in the result's provenance).",
     )
+    format: Literal["square", "portrait", "story", "wide", "logo"] | None = Field(
+        default=None,
+        description="The image's format: square (a social post, a sticker, an icon), portrait (a poster), story "
+        "(9:16: a story or reel cover), wide (a banner, a header, a cover) or logo. Default: the provider's.",
+    )
+    title: str | None = Field(
+        default=None, min_length=1, max_length=80, description="The headline set on the image: what it is about."
+    )
+
+
+# An image format's size on the embedded renderer (DESIGN §15: the format the person asked for, not a default).
+IMAGE_FORMATS = {
+    "square": {"width": 1024, "height": 1024},
+    "portrait": {"width": 768, "height": 1024},
+    "story": {"width": 576, "height": 1024},
+    "wide": {"width": 1280, "height": 720},
+    "logo": {"width": 768, "height": 768, "layout": "logo"},
+}
 
 
 class VideoArgs(GenerateArgs):
@@ -309,8 +327,16 @@ class GenerateImage(_Generate):
     Args = ImageArgs
 
     def params(self, args: GenerateArgs) -> dict:
-        source = getattr(args, "source_artifact_id", None)  # plain GenerateArgs (a quote's plan) name none
-        return {} if source is None else {"source_artifact_id": source}
+        params: dict = {}
+        image_format = getattr(args, "format", None)  # plain GenerateArgs (a quote's plan) name none of these
+        if image_format:
+            params.update(IMAGE_FORMATS[image_format])
+        if getattr(args, "title", None):
+            params["title"] = args.title
+        source = getattr(args, "source_artifact_id", None)
+        if source is not None:
+            params["source_artifact_id"] = source
+        return params
 
     def plan_params(self, args: GenerateArgs, items: int) -> dict:
         return {"count": min(items, 8)}
