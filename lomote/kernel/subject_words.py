@@ -1,8 +1,9 @@
-"""The word classes `lomote.kernel.subjects` reads a request with, per language (en, fr, de, es, pt).
+"""Word classes per language (en, fr, de, es, pt), still read by agents/providers/goal_change.py (a goal
+change's cues and deliverables), memory/search.py (stop words) and the procedural renderer (a logo layout).
 
-A word that is in no class is a content word: it may name what the work is about. Lists are lower case
-and hold the inflections people type (plurals, imperatives, polite forms); `subjects` also matches a word
-typed without its accents ("video" finds "vidéo"), never the other way round ("té" is not "te").
+The subject of a request is no longer read with them: the understanding layer's subject tagger reads it
+(lomote/understanding/subject.py). A word that is in no class is a content word. Lists are lower case and hold
+the inflections people type (plurals, imperatives, polite forms).
 
 Classes:
 - determiner: articles, possessives, demonstratives — skipped between a preposition and its noun phrase;
