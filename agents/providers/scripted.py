@@ -809,9 +809,10 @@ class _Planner:
 
     def item_work(self, item: dict[str, Any]) -> tuple[str, "Strategy | None"]:
         """What an item makes, in words a guide can be matched on: its title and the request that added it, and the
-        brief when they name no kind of work (a listed item titled "Jazz" in a brief for posters)."""
+        brief when they name no kind of work (a listed item titled "Jazz" in a brief for posters) or the item was
+        planned from the brief (its title holds the kind and subject read in it, not all its words: "a new menu")."""
         text = f"{item.get('title') or ''}. {request_of(item) or ''}"
-        if not kinds_of(text):
+        if not kinds_of(text) or request_of(item) is None:
             text = f"{text}. {self.task.get('brief') or ''}"
         return text, self.strategy_for(item)
 
