@@ -1,5 +1,5 @@
 """Word classes per language (en, fr, de, es, pt), still read by agents/providers/goal_change.py (a goal
-change's cues and deliverables), memory/search.py (stop words) and the procedural renderer (a logo layout).
+change's cues and deliverables) and memory/search.py (stop words).
 
 The subject of a request is no longer read with them: the understanding layer's subject tagger reads it
 (lomote/understanding/subject.py). A word that is in no class is a content word. Lists are lower case and hold

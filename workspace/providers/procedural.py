@@ -10,8 +10,9 @@ its text set in Montserrat (every Latin letter French, German, Spanish and Portu
 and parameters give the same bytes (everything random is drawn from a generator seeded by them), so a version
 can be reproduced and a test can compare two renderings.
 
-- images: PNG (a 768×1024 poster by default; a logo request — logo, logotype, emblème, Signet, logotipo… —
-  gives a 768×768 logo: a geometric mark chosen by the seed above a wordmark of the subject);
+- images: PNG (a 768×1024 poster by default; a logo request, read by meaning by the kind decision ("logotype",
+  "Signet", "a wordmark for…"), gives a 768×768 logo: a geometric mark chosen by the seed above a wordmark of the
+  subject);
 - video: an animated WebP (a looping sunburst / rising sun, 12 frames by default);
 - 3d: a glTF 2.0 JSON asset with its buffer embedded as base64 (a cube, prism, pyramid, cone, cylinder, sphere or
   torus — "a coffee cup" is a cylinder, "a planet" a sphere, "a ring" a torus — coloured from the
@@ -39,7 +40,7 @@ from fontpkg_montserrat import ROOT as MONTSERRAT_ROOT
 from PIL import Image, ImageDraw, ImageFont, features
 
 from lomote.kernel.exceptions import InvalidInput
-from lomote.kernel.subject_words import KIND_GROUPS
+from lomote.understanding import decide
 from lomote.understanding.subject import subject_of
 from workspace.providers import tracing
 from workspace.providers.base import Output, ReportFn, WorkerProvider
@@ -76,7 +77,6 @@ PALETTE_WORDS: dict[str, tuple[str, ...]] = {
 }
 LAYOUT_WORDS: dict[str, tuple[str, ...]] = {
     "poster": ("poster", "posters", "affiche", "affiches", "flyer", "brand", "marque", "cover", "album"),
-    "logo": tuple(sorted(KIND_GROUPS["logo"])),  # logo, logotype, emblème, Signet, logotipo… in five languages
     "landscape": ("landscape", "paysage", "mountain", "mountains", "montagne", "montagnes", "horizon", "valley"),
     "pattern": ("pattern", "motif", "texture", "geometric", "géométrique", "tiles", "wallpaper", "papier"),
 }
@@ -173,6 +173,14 @@ def _first_match(words: list[str], table: dict[str, tuple[str, ...]], default: s
     return best
 
 
+def _layout(prompt: str, words: list[str]) -> str:
+    """A logo when the prompt asks for one, read by meaning (the understanding layer's kind decision: "logotype",
+    "Signet", "a wordmark for…"; "a poster with our logo" is a poster); else the layout its words name."""
+    if decide("kind", prompt).label == "logo":
+        return "logo"
+    return _first_match(words, LAYOUT_WORDS, "poster")
+
+
 def _warmth(words: list[str]) -> float:
     warmth = 0.0
     for at, word in enumerate(words):
@@ -233,7 +241,7 @@ def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
     params = params or {}
     words = _words(prompt)
     palette_name = str(params.get("palette") or _first_match(words, PALETTE_WORDS, "studio"))
-    layout = str(params.get("layout") or _first_match(words, LAYOUT_WORDS, "poster"))
+    layout = str(params.get("layout") or _layout(prompt, words))
     warmth = max(-1.0, min(1.0, _warmth(words) + float(params.get("warmth", 0.0))))
     brightness = 1.0
     if any(w in ("darker", "dark", "sombre", "moody") for w in words):
