@@ -14,6 +14,7 @@ from PIL import Image
 
 from agents.models import Card, ChecklistItem, Step, Task, TaskStatus, ToolCall, Turn, TurnStatus
 from agents.runtime.loop import turn_run
+from agents.services.card_actions import card_act
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_topup
 from tests.support.queued import run_queued, run_wakeups
@@ -159,3 +160,15 @@ def test_it_asks_on_a_card_with_the_likely_kinds_when_it_cannot_tell_what_to_mak
     options = [o["label"] for o in card.options]
     assert len(options) >= 2 and all(o.startswith(("A ", "An ")) for o in options), card.options
     assert not ToolCall.objects.filter(turn__task=task, name__startswith="generate_").exists()
+
+    # when the person chooses a kind of image on the card
+    image_kinds = {"A logo": "logo", "A banner": "wide", "A social post": "square", "A poster": "portrait"}
+    chosen = next(o for o in card.options if o["label"] in image_kinds)
+    card_act(access=access, card_id=card.pk, action="choose", option=chosen["id"])
+    settle(access, task)
+
+    # then that kind is planned and made, in its format
+    [item] = ChecklistItem.objects.filter(task=task)
+    assert item.title.startswith(chosen["label"].split(" ", 1)[1].capitalize()) and item.status == "done"
+    [call] = ToolCall.objects.filter(turn__task=task, name="generate_image")
+    assert call.input["format"] == image_kinds[chosen["label"]]
