@@ -124,7 +124,10 @@ def titled_label(title: str, lang: str) -> str | None:
     return None
 
 
-def likely_choices(decision: Decision) -> list[str]:
-    """The labels a card offers when the decision abstains: its ranking's makeable kinds, else the usual three."""
+def likely_choices(decision: Decision, *, unsupported: bool = False) -> list[str]:
+    """The labels a card offers when the decision abstains: its ranking's makeable kinds, else the usual three.
+    For unsupported work, always three: the nearest makeable kinds, then the usual ones."""
     ranked = [label for label, _p in decision.ranking if label in MAKEABLE]
+    if unsupported:
+        ranked += [label for label in FALLBACK_CHOICES if label not in ranked]
     return ranked[:3] or list(FALLBACK_CHOICES)

@@ -410,6 +410,7 @@ WORDS: dict[str, dict[str, str]] = {
             "piece of it now if you describe it."
         ),
         "ask_kind": "What kind of work should I make for “{request}”?",
+        "ask_instead": "Should I make one of these instead?",
     },
     "fr": {
         "intro": "Planificateur scripté de Lomote (pas un LLM) :",
@@ -546,6 +547,7 @@ WORDS: dict[str, dict[str, str]] = {
             "en faire une pièce maintenant si vous la décrivez."
         ),
         "ask_kind": "Quel type de travail dois-je faire pour « {request} » ?",
+        "ask_instead": "Dois-je plutôt faire l'une de ces choses ?",
     },
 }
 # A kind's name for a title when no noun of the request names it ("animate the photo" is a video).
@@ -1310,9 +1312,15 @@ class _Planner:
         whose choices are the kinds the request most likely means (the kind decision's ranking)."""
         w = self.words
         decision = kind_read(" ".join(source.split())) if source else None
-        if decision is not None and not decision.abstained and decision.label in (UNSUPPORTED, FLOW):
-            return Decision([w["unsupported" if decision.label == UNSUPPORTED else "flow"]])
         asked = any(r.get("name") == "ask_user" for r in self.results)
+        if decision is not None and not decision.abstained and decision.label == UNSUPPORTED:
+            # Said plainly, and never left there: the nearest kinds it makes are offered on a card.
+            if self.can("ask_user") and not asked:
+                options = [choice(label, self.lang) for label in likely_choices(decision, unsupported=True)]
+                return self.ask(f"{w['unsupported']} {w['ask_instead']}", options)
+            return Decision([w["unsupported"]])
+        if decision is not None and not decision.abstained and decision.label == FLOW:
+            return Decision([w["flow"]])
         if decision is None:
             options, question = [w["opt_image"], w["opt_video"], w["opt_document"]], w["ask_brief"]
         else:

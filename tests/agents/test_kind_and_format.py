@@ -12,7 +12,7 @@ import re
 import pytest
 from PIL import Image
 
-from agents.models import Card, ChecklistItem, Step, Task, TaskStatus, ToolCall, Turn, TurnStatus
+from agents.models import Card, ChecklistItem, Task, TaskStatus, ToolCall, Turn, TurnStatus
 from agents.runtime.loop import turn_run
 from agents.services.card_actions import card_act
 from billing.services.approvals import approval_grant
@@ -141,16 +141,27 @@ def test_it_keeps_a_name_with_an_ampersand_as_the_headline(access, client_for, a
     assert meta["title"] == "Terre & Feu" and image.size[0] == image.size[1]
 
 
-def test_it_says_plainly_that_it_cannot_make_music_and_names_what_it_can(access, client_for, alice, workspace):
+def test_it_says_plainly_that_it_cannot_make_music_and_offers_what_it_can(access, client_for, alice, workspace):
     # given a request for work no tool makes
     task = create(client_for(alice), workspace, "Can you write us a theme tune for the shop's podcast?", "en")
     run_queued_turns()
-    # then the planner says so in plain words, calls no tool and plans nothing
+    # then the planner says so in plain words on a card, calls no generation tool and plans nothing
     task.refresh_from_db()
     assert not ChecklistItem.objects.filter(task=task).exists()
-    assert not ToolCall.objects.filter(turn__task=task).exists()
-    text = " ".join(Step.objects.filter(turn__task=task).values_list("text", flat=True))
-    assert "cannot make that" in text and "images" in text and "videos" in text
+    assert not ToolCall.objects.filter(turn__task=task, name__startswith="generate_").exists()
+    [card] = Card.objects.filter(task=task)
+    assert "cannot make that" in card.title + card.body and "music" in card.title + card.body
+    assert task.status == TaskStatus.WAITING and task.waiting_for["card"] == card.pk
+    # and offers the three nearest kinds it makes
+    labels = [o["label"] for o in card.options]
+    assert len(labels) == 3 and all(label.startswith(("A ", "An ")) for label in labels), labels
+
+    # when the person chooses one, it is planned and made
+    chosen = next(o for o in card.options if o["label"] in ("An image", "A video", "A poster", "A social post"))
+    card_act(access=access, card_id=card.pk, action="choose", option=chosen["id"])
+    settle(access, task)
+    [item] = ChecklistItem.objects.filter(task=task)
+    assert item.status == "done"
 
 
 def test_it_asks_on_a_card_with_the_likely_kinds_when_it_cannot_tell_what_to_make(access, client_for, alice, workspace):
