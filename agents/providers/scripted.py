@@ -97,6 +97,7 @@ from agents.providers.task_requests import (
     animate_phrases,
     asks_length,
     change_requested,
+    edit_changes,
     first_number,
     is_acknowledgement,
     item_references,
@@ -140,9 +141,12 @@ class Strategy:
         revision = revision_of(item)
         artifact = _last_artifact(item)
         if revision and artifact is not None:
-            # A change to something already made: a new version of the same artifact, not a copy.
+            # A change to something already made: a new version of the same artifact, not a copy. The changes
+            # the person asked (read by meaning) are applied to the parameters its current version recorded.
             prompt = f"{prompt}. {revision}"
             arguments["artifact_id"] = artifact
+            if changes := edit_changes(revision):
+                arguments["changes"] = changes
         return {"prompt": prompt[:MAX_PROMPT], **arguments}
 
 

@@ -7,9 +7,13 @@ English and French (the words below are folded: lower case, no accents):
   nothing to do. A negated closing ("nothing more", "rien de plus", "pas besoin") is a closing, not a request.
 - `add_request`: more of the same work ("Add two more posters", "ajoute deux affiches", "one more", "deux de
   plus", "une autre affiche") — how many (None: a plural with no number, to be asked) and of what kind.
+- `edit_changes`: the changes a message asks of finished work, read by meaning — the understanding layer's
+  `edit` decision (DESIGN §15): "too dark, brighten it and make the text bigger" → brighter, text_bigger; "not
+  so warm" → cooler. No word list here decides a look, a size or a length.
 - `change_requested`: a change to finished work, also asked as a question ("Could you warm up the colours on
-  those posters?"): a verb or comparative of change ("warmer", "move", "plus chaud", "raccourcis"), "more" /
-  "plus" next to what should change ("make it pop more"), or adding something onto existing work.
+  those posters?"): an edit the layer reads, else a generic verb of change ("move", "fix", "redo", "modifie"),
+  a comparative said of the work ("make the mascot cuddlier"), "more" / "plus" next to what should change ("make
+  it pop more"), or adding something onto existing work.
 - `item_references`: which checklist items a message names — "poster 2", "posters 1 and 3", "items 2-4", "the
   second one", "the last one", "the first two", "all of them", "both", "l'affiche 2", "la dernière", "les deux
   premières", "toutes", "l'avant-dernière". An index counts among the items of the kind the message names
@@ -18,8 +22,8 @@ English and French (the words below are folded: lower case, no accents):
   ("last week", "la dernière fois").
 - `animate_phrases`: "bring X to life", "make it move", "set X in motion", "donne vie à X", "fais-la bouger",
   "mets X en mouvement" are said as "animate X" / "anime X", so the rest of the planner reads them as video work.
-- `seconds_wanted`: the length a video revision asks for: stated ("10 seconds", "8 s"), longer (twice, at most
-  60 s), shorter (half, at least 1 s), else the current length.
+- `seconds_wanted`: the length a video revision asks for: stated ("10 seconds", "8 s"), else longer (twice, at
+  most 60 s) or shorter (half, at least 1 s) as the layer reads it, else the current length.
 
 Everything here is pure: a message and the checklist in, a reading out. What a word names as a kind of work comes
 from the planner (`kind_of`), so the planner keeps one vocabulary of kinds.
@@ -30,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agents.language import STOP_WORDS, fold, stem
+from lomote.understanding import decide_all
 
 KindOf = Callable[[str], str | None]  # a folded word → the kind of work it names ("affiche" → "image"), or None
 
@@ -106,21 +111,19 @@ CLOSINGS = re.compile(
 )
 NEGATIONS = frozenset("not don't dont doesn't doesnt didn't didnt never pas ne jamais hate deteste".split())
 
-# A change to finished work: whole words, and stems for their forms (English and French).
+# A change to finished work beyond what the layer's `edit` labels cover (brightness, warmth, colour, contrast,
+# text size and place, palette, length, roundness, mood — read by meaning in `edit_changes`): generic verbs of
+# change, and comparatives of what the labels do not name (speed, sound, proportions). Whole words, and stems
+# for their forms (English and French).
 CHANGE_WORDS = frozenset(
-    """warmer cooler colder brighter darker lighter bigger smaller larger longer shorter faster slower bolder
-    softer sharper calmer louder quieter wider narrower taller thicker thinner richer deeper stronger redder
-    bluer greener cleaner simpler busier punchier move moved moving shift shifted clair claire clairs claires
-    sombre sombres vif vive vives dull bland boring flat washed terne ternes fade fades""".split()
+    """faster slower bolder sharper louder quieter wider narrower taller thicker thinner richer deeper stronger
+    redder bluer greener cleaner simpler busier punchier move moved moving shift shifted""".split()
 )
 CHANGE_STEMS = tuple(
-    """warm recolo resiz reposition rotat saturat desaturat contrast tweak adjust modif improv rework revis
-    retouch redo redraw regenerat remak retry chang edit fix updat replac remov swap enlarg shrink zoom crop
-    flip soften sharpen blur brighten darken lighten vivid vibran pastel mute extend lengthen shorten trim
-    speed
-    rechauff chaud chaleur froid refroid eclairc assombr fonce agrandi retreci allong rallong raccourc acceler
-    ralenti deplac decal modifi ajust corrig refai refair recommenc remplac enlev retir amelior recadr pivot
-    satur desatur adouc intensif colori recolor lumin attenu accentu grossi rapetiss""".split()
+    """resiz reposition rotat tweak adjust modif improv rework revis retouch redo redraw regenerat remak retry
+    chang edit fix updat replac remov swap enlarg shrink zoom crop flip sharpen blur speed
+    acceler ralenti deplac decal modifi ajust corrig refai refair recommenc remplac enlev retir amelior recadr
+    pivot""".split()
 )
 CHANGE_PHRASES = re.compile(
     r"\b(?:try again|one more time|do it again|make it again|once more|encore une fois|une nouvelle fois|"
@@ -144,8 +147,6 @@ TOO = re.compile(r"\b(?:too|trop|un peu trop|a bit too|way too)\s+[a-z]{3,}")
 # A length for work already made ("make the video 10 seconds"); with an indefinite article it is new work ("a
 # 10-second video").
 INDEFINITE_ARTICLE = re.compile(r"\b(?:a|an|another|une?|d'autres|des)\b")
-LONGER = re.compile(r"\b(?:longer|lengthen|extend|plus longs?|plus longues?|allonge|rallonge|prolonge)\w*")
-SHORTER = re.compile(r"\b(?:shorter|shorten|trim|plus courts?|plus courtes?|raccourc)\w*")
 DURATION = re.compile(r"\b(\d{1,3})\s*[- ]?(?:s|sec|secs|second|seconds|seconde|secondes)\b")
 
 # "Bring X to life", "make it move"… said as "animate X" (English) or "anime X" (French).
@@ -293,7 +294,9 @@ def change_requested(text: str, kind_of: KindOf, *, adding: bool = True) -> bool
     """A change to finished work, said as an order or asked as a question (see the module docstring). With
     `adding` False, "add" alone does not count ("add 2 more" is more work, "add a border" a change)."""
     folded = _without_closings(_folded(text))
-    if CHANGE_PHRASES.search(folded) or LONGER.search(folded) or SHORTER.search(folded) or TOO.search(folded):
+    if folded.strip() and edit_changes(text):
+        return True
+    if CHANGE_PHRASES.search(folded) or TOO.search(folded):
         return True
     if DURATION.search(folded) and not INDEFINITE_ARTICLE.search(folded):
         return True
@@ -479,25 +482,30 @@ def animate_phrases(text: str) -> str:
     return text
 
 
+def edit_changes(text: str) -> list[str]:
+    """The changes a message asks of finished work, read by meaning (the understanding layer's `edit` labels,
+    several when it asks several), [] when the layer reads none (it abstains: not a change it knows)."""
+    return [decision.label for decision in decide_all("edit", text) if not decision.abstained]
+
+
 def seconds_wanted(text: str, current: int | None) -> int | None:
     """The length a revision asks for: stated, longer (twice), shorter (half), else the current one."""
-    folded = _folded(text)
-    stated = DURATION.search(folded)
+    stated = DURATION.search(_folded(text))
     if stated and 1 <= int(stated.group(1)) <= MAX_SECONDS:
         return int(stated.group(1))
     if current is None:
         return None
-    if LONGER.search(folded):
+    changes = edit_changes(text)
+    if "longer" in changes:
         return min(MAX_SECONDS, max(current + 1, current * 2))
-    if SHORTER.search(folded):
+    if "shorter" in changes:
         return max(1, current // 2)
     return current
 
 
 def asks_length(text: str) -> bool:
     """Whether a change is about a length ("longer", "plus courte", "10 seconds"): only timed work has one."""
-    folded = _folded(text)
-    return bool(LONGER.search(folded) or SHORTER.search(folded) or DURATION.search(folded))
+    return bool(DURATION.search(_folded(text))) or bool({"longer", "shorter"} & set(edit_changes(text)))
 
 
 def first_number(text: str) -> int | None:

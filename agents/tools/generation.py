@@ -26,6 +26,7 @@ from billing.services.pricing import price_of
 from billing.services.quotes import quote_create
 from lomote.kernel.exceptions import Conflict, DomainError, PaymentRequired
 from workspace.models import TERMINAL_JOB_STATUSES, GenerationJob, JobStatus, Role
+from workspace.providers.edits import EDIT_CHANGES
 from workspace.selectors import artifact_get
 from workspace.services.jobs import job_submission_recover, job_submission_recoverable, job_submit
 
@@ -37,6 +38,15 @@ class GenerateArgs(ToolArgs):
     )
     artifact_id: int | None = Field(
         default=None, ge=1, description="Make a new version of this artifact instead of a new artifact."
+    )
+    changes: list[Literal[EDIT_CHANGES]] | None = Field(  # type: ignore[valid-type]
+        default=None,
+        min_length=1,
+        max_length=len(EDIT_CHANGES),
+        description=(
+            "With artifact_id: the changes asked of its current version (e.g. brighter, text_bigger). The renderer "
+            "applies them to the parameters that version recorded, keeping its title and composition."
+        ),
     )
 
 
@@ -111,6 +121,11 @@ class _Generate(Tool):
     replay_safe_by_key = True
 
     def params(self, args: GenerateArgs) -> dict:
+        """The job's parameters: the tool's own, and the changes an edit asks (only with an artifact to edit)."""
+        edit = {"changes": list(dict.fromkeys(args.changes))} if args.changes and args.artifact_id else {}
+        return {**self.own_params(args), **edit}
+
+    def own_params(self, args: GenerateArgs) -> dict:
         return {}
 
     def plan_params(self, args: GenerateArgs, items: int) -> dict:
@@ -118,6 +133,10 @@ class _Generate(Tool):
         return self.params(args)
 
     def run(self, ctx: ToolContext, args: GenerateArgs) -> ToolResult:
+        if args.changes and args.artifact_id is None:
+            raise ToolError(
+                "Changes are asked of an existing artifact: give its artifact_id.", code="edit_needs_artifact"
+            )
         if args.artifact_id is not None:
             try:
                 artifact_get(workspace_id=ctx.workspace_id, artifact_id=args.artifact_id)
@@ -354,7 +373,7 @@ class GenerateVideo(_Generate):
     operation = "video.generate"
     Args = VideoArgs
 
-    def params(self, args: VideoArgs) -> dict:
+    def own_params(self, args: VideoArgs) -> dict:
         if args.source_artifact_id is None:
             return {"seconds": args.seconds}
         return {"seconds": args.seconds, "source_artifact_id": args.source_artifact_id}

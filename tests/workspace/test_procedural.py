@@ -14,14 +14,15 @@ import unicodedata
 
 import pytest
 from django_q.models import OrmQ
-from PIL import Image
+from PIL import Image, ImageStat
 
 from lomote.kernel.exceptions import InvalidInput
 from tests.support import qcluster as cluster
 from tests.support.realtime import worker_env
 from workspace.models import ArtifactVersion, Event, GenerationJob
 from workspace.providers import procedural
-from workspace.providers.procedural import ProceduralProvider, render, style_for
+from workspace.providers.edits import LOOK_BOUNDS, edit_params
+from workspace.providers.procedural import PALETTE_WORDS, ProceduralProvider, recorded_params, render, style_for
 from workspace.services.jobs import job_submit
 from workspace.tasks import generation_work
 
@@ -79,23 +80,39 @@ def test_it_renders_a_retro_brand_poster_that_looks_like_one():
     assert output.meta["typography"] == "bold" and output.meta["layout"] == "poster"
 
 
-def test_it_warms_the_poster_when_asked_and_more_when_asked_for_more():
-    # given
-    baseline = image_of("retro brand poster")
+def edited(prompt: str, *changes: str, words: str = "") -> tuple[dict, dict]:
+    """A poster rendered from `prompt`, then the params of its edit: (the first's recorded params, the edit's)."""
+    first = render("image", prompt, dict(SMALL))
+    recorded = recorded_params(first.meta)
+    return recorded, edit_params(recorded, list(changes), words=words, palettes=PALETTE_WORDS)
 
-    # when
-    warmer = image_of("retro brand poster. A bit warmer")
-    much = image_of("retro brand poster. Much warmer")
 
-    # then the mean warmth rises with each request, and the same composition is kept
-    assert warmth(baseline) < warmth(warmer) - 3 < warmth(much) - 6
-    assert style_for("retro brand poster").seed == style_for("retro brand poster. A bit warmer").seed
+def test_it_warms_the_poster_when_asked_and_more_when_asked_again():
+    # given a poster and its recorded params
+    recorded, warmer = edited("retro brand poster", "warmer")
+    # when it is edited warmer, then warmer again
+    again = edit_params(warmer, ["warmer"])
+
+    # then the mean warmth rises with each edit, and the same composition is kept
+    baseline = image_of("retro brand poster", **recorded)
+    assert warmth(baseline) < warmth(image_of("x", **warmer)) - 3 < warmth(image_of("x", **again)) - 6
+    assert style_for("x", warmer).seed == style_for("retro brand poster").seed
     # while the items of a series are different posters
     assert style_for("Poster 1 of 3 — retro brand poster").seed != style_for("Poster 2 of 3 — retro brand poster").seed
 
 
 def test_it_cools_the_poster_when_asked():
-    assert warmth(image_of("retro brand poster, cooler")) < warmth(image_of("retro brand poster")) - 3
+    recorded, cooler = edited("retro brand poster", "cooler")
+    assert warmth(image_of("x", **cooler)) < warmth(image_of("x", **recorded)) - 3
+
+
+def test_words_in_the_prompt_never_set_the_look():
+    # a word of warmth or darkness in the prompt does not move the look: only params do (an edit's, or a job's)
+    plain, worded = style_for("pastel poster"), style_for("pastel poster, darker and much warmer, move the text")
+    assert (worded.warmth, worded.brightness, worded.text_position) == (plain.warmth, plain.brightness, "bottom")
+    # and what params set explicitly is honoured, whatever the words say
+    style = style_for("a dark moody poster", {"brightness": 1.3, "saturation": 0.5, "contrast": 1.2, "text_scale": 1.4})
+    assert (style.brightness, style.saturation, style.contrast, style.text_scale) == (1.3, 0.5, 1.2, 1.4)
 
 
 @pytest.mark.parametrize(
@@ -112,14 +129,38 @@ def test_it_takes_the_palette_from_the_prompt(prompt, check):
     assert check(image_of(prompt))
 
 
-def test_it_darkens_and_brightens():
-    base = luminance(image_of("pastel poster"))
-    assert luminance(image_of("pastel poster, darker")) < base - 20 < luminance(image_of("pastel poster, brighter"))
+def test_it_darkens_and_brightens_relative_to_the_recorded_params():
+    recorded, darker = edited("pastel poster", "darker")
+    _, brighter = edited("pastel poster", "brighter")
+    base = luminance(image_of("pastel poster", **recorded))
+    assert luminance(image_of("x", **darker)) < base - 20 < base < luminance(image_of("x", **brighter))
+    # a pale poster still gets measurably brighter, and "too dark" on a dark one lifts it a lot
+    _, night = edited("midnight jazz poster")
+    _, lighter = edited("midnight jazz poster", "brighter")
+    assert luminance(image_of("x", **lighter)) > luminance(image_of("x", **night)) + 20
 
 
-def _ink_rows(prompt: str) -> tuple[int, int]:
+def test_it_changes_saturation_contrast_and_mood():
+    recorded, vivid = edited("retro brand poster", "more_saturated")
+    _, muted = edited("retro brand poster", "less_saturated")
+    _, punchy = edited("retro brand poster", "more_contrast")
+    _, calm = edited("retro brand poster", "mood_calmer")
+
+    def spread(image):  # the standard deviation of luminance: contrast
+        return ImageStat.Stat(image.convert("L")).stddev[0]
+
+    def chroma(image):  # the mean saturation
+        return ImageStat.Stat(image.convert("HSV")).mean[1]
+
+    base = image_of("x", **recorded)
+    assert chroma(image_of("x", **muted)) < chroma(base) - 10 < chroma(base) < chroma(image_of("x", **vivid))
+    assert spread(image_of("x", **punchy)) > spread(base) + 3
+    assert chroma(image_of("x", **calm)) < chroma(base) - 5
+
+
+def _ink_rows(prompt: str, **params) -> tuple[int, int]:
     """Pixels of the title's ink in the top and bottom thirds of the poster (the frame is the same in both)."""
-    image, ink = image_of(prompt), style_for(prompt).ink
+    image, ink = image_of(prompt, **params), style_for(prompt, params).ink
     w, h = image.size
     top = image.crop((0, 0, w, h // 3))
     bottom = image.crop((0, 2 * h // 3, w, h))
@@ -131,14 +172,44 @@ def _ink_rows(prompt: str) -> tuple[int, int]:
 
 def test_it_moves_the_text_when_asked():
     # given the title sits at the bottom by default
-    top, bottom = _ink_rows("retro poster for the Harbour Café")
+    recorded, moved = edited("retro poster for the Harbour Café", "warmer", "text_move")
+    top, bottom = _ink_rows("retro poster for the Harbour Café", **recorded)
     assert bottom > 3 * top
 
-    # when the person asks to move the text
-    top, bottom = _ink_rows("retro poster for the Harbour Café. A bit warmer, move the text")
+    # when the edit moves the text (the person's words only say where: "to the middle" would centre it)
+    top, bottom = _ink_rows("x", **moved)
 
     # then the title's ink is at the top
     assert top > 3 * bottom
+    assert (
+        edited("retro brand poster", "text_move", words="put the title in the middle")[1]["text_position"] == "middle"
+    )
+
+
+def test_it_makes_the_text_bigger_and_keeps_the_title_and_seed():
+    recorded, bigger = edited("Poster 2 of 3 — winter pottery classes", "text_bigger")
+    first = render("image", "x", {**SMALL, **recorded})
+    second = render("image", "x. make the text bigger", {**SMALL, **bigger})
+    assert (second.meta["title"], second.meta["seed"]) == (first.meta["title"], first.meta["seed"])
+    assert second.meta["text_scale"] > first.meta["text_scale"] and second.meta["title_px"] > first.meta["title_px"]
+
+
+def test_edits_stay_within_bounds_and_move_relative_to_what_was_recorded():
+    params = {"brightness": 1.6, "text_scale": 1.0}
+    for _ in range(10):
+        params = edit_params(params, ["brighter", "text_smaller", "warmer", "less_contrast", "rounder"])
+    assert params["brightness"] == LOOK_BOUNDS["brightness"][1] and params["text_scale"] == LOOK_BOUNDS["text_scale"][0]
+    assert (params["warmth"], params["contrast"], params["roundness"]) == (1.0, 0.5, 1.0)
+    # relative: the same change from a darker record gives a darker result than from a lighter one
+    assert edit_params({"brightness": 0.6}, ["brighter"])["brightness"] < edit_params({}, ["brighter"])["brightness"]
+    # what the record holds and no change names is carried over unchanged
+    kept = edit_params({"title": "Terre & Feu", "seed": 7, "palette": "retro"}, ["brighter"])
+    assert (kept["title"], kept["seed"], kept["palette"]) == ("Terre & Feu", 7, "retro")
+    # a palette change takes the palette the words name, else the next one
+    assert edit_params({"palette": "retro"}, ["palette"], words="go neon", palettes=PALETTE_WORDS)["palette"] == "neon"
+    assert edit_params({"palette": "retro"}, ["palette"], palettes=PALETTE_WORDS)["palette"] != "retro"
+    with pytest.raises(ValueError, match="unknown"):
+        edit_params({}, ["sparklier"])
 
 
 def test_it_writes_the_title_from_a_quoted_phrase():
@@ -369,11 +440,13 @@ def test_it_draws_a_mark_and_a_wordmark_not_a_poster():
 def test_it_keeps_a_logo_square_and_follows_revisions():
     # a side given alone sets both
     assert Image.open(io.BytesIO(render("image", "logo for Northwind", {"width": 200}).content)).size == (200, 200)
-    # the same logo, warmer, keeps its mark
+    # the same logo, warmer, keeps its mark; rounder, its mark loses its corners
+    recorded, warmer = edited("logo for Northwind", "warmer")
     first = style_for("logo for Northwind")
-    warmer = style_for("logo for Northwind. A bit warmer")
-    assert (first.seed, first.motif) == (warmer.seed, warmer.motif)
-    assert warmth(image_of("logo for Northwind. Much warmer")) > warmth(image_of("logo for Northwind")) + 3
+    assert (first.seed, first.motif) == (style_for("x", warmer).seed, style_for("x", warmer).motif)
+    assert warmth(image_of("x", **warmer)) > warmth(image_of("x", **recorded)) + 3
+    _, rounder = edited("logo for Northwind", "rounder", "rounder")
+    assert style_for("x", rounder).motif.startswith(("rounded", "circle"))
     # a poster that carries a logo is still a poster
     assert style_for("a poster with our logo for the fair").layout == "poster"
 
@@ -503,6 +576,10 @@ def test_it_faces_outward():
         {"width": "big"},
         {"frames": 1},
         {"warmth": 3},
+        {"brightness": 5},
+        {"text_scale": 0},
+        {"changes": ["sparklier"]},
+        {"changes": []},
         {"text_position": "left"},
         {"palette": "plaid"},
         {"style": "retro"},

@@ -1,13 +1,15 @@
 """The embedded procedural provider: real images, short animations and simple 3D assets, made from the prompt.
 
 Nothing is fetched and no model runs: the prompt is read for a palette ("retro" → cream, orange, mustard and
-teal; "midnight" / "blue" → navy and ice; "neon", "sunset", "forest", "pastel", "minimal"), a warmth shift
-("warmer", "a bit warmer", "cooler"), a brightness shift, a layout (poster, landscape, pattern, logo), a
-motif and a typography, and the title is the `title` parameter, else the request's subject
-(`lomote.understanding.subject`: a quoted phrase, else what the work is about, without counts, verbs, politeness
-or style words) — then the image is drawn with Pillow,
-its text set in Montserrat (every Latin letter French, German, Spanish and Portuguese write). The same prompt
-and parameters give the same bytes (everything random is drawn from a generator seeded by them), so a version
+teal; "midnight" / "blue" → navy and ice; "neon", "sunset", "forest", "pastel", "minimal"), a layout (poster,
+landscape, pattern, logo), a motif and a typography, and the title is the request's subject
+(`lomote.understanding.subject`: a quoted phrase, else what the work is about, without counts, verbs, politeness or
+style words) — then the image is drawn with Pillow, its text set in Montserrat (every Latin letter French,
+German, Spanish and Portuguese write). The look — warmth, brightness, saturation, contrast, text size,
+roundness, text position — is never read from words: it is neutral for new work, and an edit (job params
+`changes`, the understanding layer's `edit` labels) moves the parameters the edited version recorded
+(workspace/providers/edits.py), keeping its title and seed. The same prompt and parameters give the same bytes
+(everything random is drawn from a generator seeded by them), so a version
 can be reproduced and a test can compare two renderings.
 
 - images: PNG (a 768×1024 poster by default; a logo request, read by meaning by the kind decision ("logotype",
@@ -44,6 +46,7 @@ from lomote.understanding import decide
 from lomote.understanding.subject import subject_of
 from workspace.providers import tracing
 from workspace.providers.base import Output, ReportFn, WorkerProvider
+from workspace.providers.edits import EDIT_CHANGES, LOOK_BOUNDS, LOOK_DEFAULTS, edit_params
 from workspace.selectors import artifact_version_get
 
 RGB = tuple[int, int, int]
@@ -112,21 +115,6 @@ COMPOSITION_WORDS: dict[str, tuple[str, ...]] = {
 }
 BOLD_WORDS = ("bold", "gras", "retro", "rétro", "brand", "marque", "display", "loud", "punchy", "vintage", "neon")
 LIGHT_WORDS = ("elegant", "élégant", "élégante", "minimal", "minimalist", "luxury", "luxe", "light", "fine", "thin")
-WARM_WORDS = {"warmer": 0.45, "warm": 0.3, "chaud": 0.3, "chaude": 0.3, "chaleureux": 0.3, "cozy": 0.25}
-WARM_WORDS |= {"golden": 0.25, "doré": 0.25, "autumn": 0.25, "automne": 0.25}
-COOL_WORDS = {"cooler": 0.45, "cool": 0.3, "cold": 0.35, "froid": 0.35, "froide": 0.35, "icy": 0.4, "winter": 0.3}
-LESS_WORDS = ("bit", "slightly", "little", "peu", "légèrement", "touch")
-MORE_WORDS = ("much", "very", "way", "beaucoup", "très", "really", "lot")
-TEXT_POSITION_WORDS = {
-    "top": ("text at the top", "title at the top", "text on top", "title on top", "texte en haut", "titre en haut")
-    + ("text oben", "titel oben", "texto arriba", "título arriba", "texto no topo", "texto em cima", "título no topo"),
-    "bottom": ("text at the bottom", "title at the bottom", "texte en bas", "titre en bas", "text unten", "titel unten")
-    + ("texto abajo", "título abajo", "texto embaixo", "texto em baixo", "título embaixo"),
-    "middle": ("text in the middle", "centered text", "text centered", "texte au centre", "titre au centre")
-    + ("text in der mitte", "texto en el centro", "texto no centro", "texto centrado"),
-}
-MOVE_TEXT = ("move the text", "move the title", "text moved", "déplace le texte", "bouge le texte", "déplacer le texte")
-
 DEFAULT_SIZES = {"poster": (768, 1024), "landscape": (1024, 640), "pattern": (768, 768), "logo": (768, 768)}
 MIN_SIDE, MAX_SIDE = 64, 2048
 MAX_FRAMES = 48
@@ -136,8 +124,13 @@ MAX_TITLE = 28
 @dataclass(frozen=True)
 class Style:
     palette_name: str
-    palette: tuple[RGB, ...]  # background, primary, secondary, accent, light, ink — after warmth/brightness
-    warmth: float
+    palette: tuple[RGB, ...]  # background, primary, secondary, accent, light, ink — after the look below
+    warmth: float  # the look (edits.LOOK_DEFAULTS): explicit parameters, neutral unless a job sets them
+    brightness: float
+    saturation: float
+    contrast: float
+    text_scale: float
+    roundness: float
     layout: str
     motif: str
     typography: str  # bold | regular | light
@@ -181,50 +174,35 @@ def _layout(prompt: str, words: list[str]) -> str:
     return _first_match(words, LAYOUT_WORDS, "poster")
 
 
-def _warmth(words: list[str]) -> float:
-    warmth = 0.0
-    for at, word in enumerate(words):
-        amount = WARM_WORDS.get(word, 0.0) - COOL_WORDS.get(word, 0.0)
-        if not amount:
-            continue
-        nearby = words[max(0, at - 3) : at]
-        if any(w in LESS_WORDS for w in nearby):
-            amount *= 0.6
-        elif any(w in MORE_WORDS for w in nearby):
-            amount *= 1.6
-        warmth += amount
-    return max(-1.0, min(1.0, warmth))
-
-
 def _title(prompt: str) -> str:
     """What the work is about: a quoted phrase as written, else the request's subject read by the understanding
     layer's subject tagger, cut at a word (the planner usually sets the title itself: params["title"])."""
     return subject_of(prompt, MAX_TITLE) or "Lomote"
 
 
-def _text_position(prompt: str, layout: str) -> str:
-    lowered = prompt.lower()
-    for position, phrases in TEXT_POSITION_WORDS.items():
-        if any(phrase in lowered for phrase in phrases):
-            return position
-    default = "bottom" if layout in ("poster", "logo") else "top"
-    if any(phrase in lowered for phrase in MOVE_TEXT):
-        return "top" if default == "bottom" else "bottom"
-    return default
-
-
-def _shift(color: RGB, warmth: float, brightness: float) -> RGB:
-    """Move a colour's hue toward orange (warmth > 0) or blue (< 0), tint it likewise, scale its value."""
+def _shift(color: RGB, look: dict[str, float]) -> RGB:
+    """A palette colour under the look: hue toward orange (warmth > 0) or blue (< 0), saturation scaled,
+    brightness (above 1 lifts toward white, so even a pale ground gets lighter; below 1 scales toward black),
+    contrast (away from or toward mid-grey), then neutrals tinted by the warmth."""
+    warmth = look["warmth"]
     r, g, b = (c / 255 for c in color)
     h, s, v = colorsys.rgb_to_hsv(r, g, b)
     if warmth:
         target = 30 / 360 if warmth > 0 else 210 / 360
         delta = ((target - h + 0.5) % 1.0) - 0.5  # shortest way round the hue circle
         h = (h + delta * min(1.0, abs(warmth)) * 0.6) % 1.0
-        s = min(1.0, s * (1 + 0.25 * abs(warmth)))
-    v = max(0.0, min(1.0, v * brightness))
-    r, g, b = colorsys.hsv_to_rgb(h, s, v)
+        s = s * (1 + 0.25 * abs(warmth))
+    s = max(0.0, min(1.0, s * look["saturation"]))
+    channels = colorsys.hsv_to_rgb(h, s, v)
+    brightness, contrast = look["brightness"], look["contrast"]
+    if brightness >= 1:
+        lift = min(1.0, brightness - 1)
+        channels = tuple(c + (1 - c) * lift for c in channels)
+    else:
+        channels = tuple(c * brightness for c in channels)
+    channels = tuple(0.5 + (c - 0.5) * contrast for c in channels)
     tint = 40 * warmth  # neutrals (cream, grey, white) have no hue to turn: tint them
+    r, g, b = channels
     return (
         _clamp(r * 255 + tint),
         _clamp(g * 255 + tint * 0.25),
@@ -236,20 +214,28 @@ def _clamp(value: float) -> int:
     return max(0, min(255, round(value)))
 
 
+def _look(params: dict[str, Any]) -> dict[str, float]:
+    """The look parameters: each as the job set it, bounded, else neutral. Prompt words never set them: a new
+    work starts neutral, and an edit moves the parameters its version recorded (workspace/providers/edits.py)."""
+    return {
+        name: max(LOOK_BOUNDS[name][0], min(LOOK_BOUNDS[name][1], float(params.get(name, neutral))))
+        for name, neutral in LOOK_DEFAULTS.items()
+    }
+
+
 def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
-    """Everything the renderers need, read from the prompt; `params` may set any of it explicitly."""
+    """Everything the renderers need: what the work is (palette, layout, title, motif, shape) read from the
+    prompt unless `params` sets it; the look (warmth, brightness, saturation, contrast, text size, roundness) and
+    the text position only from `params`, so what a job sets explicitly is never overridden by words."""
     params = params or {}
     words = _words(prompt)
     palette_name = str(params.get("palette") or _first_match(words, PALETTE_WORDS, "studio"))
     layout = str(params.get("layout") or _layout(prompt, words))
-    warmth = max(-1.0, min(1.0, _warmth(words) + float(params.get("warmth", 0.0))))
-    brightness = 1.0
-    if any(w in ("darker", "dark", "sombre", "moody") for w in words):
-        brightness = 0.72
-    elif any(w in ("brighter", "bright", "lumineux", "lumineuse", "sunny") for w in words):
-        brightness = 1.15
-    palette = tuple(_shift(c, warmth, brightness) for c in PALETTES[palette_name])
-    if any(w in LIGHT_WORDS for w in words):
+    look = _look(params)
+    palette = tuple(_shift(c, look) for c in PALETTES[palette_name])
+    if params.get("typography") in WEIGHTS and params.get("typography") != "subtitle":
+        typography = str(params["typography"])
+    elif any(w in LIGHT_WORDS for w in words):
         typography = "light"
     elif any(w in BOLD_WORDS for w in words):
         typography = "bold"
@@ -265,28 +251,36 @@ def style_for(prompt: str, params: dict[str, Any] | None = None) -> Style:
     }.get(palette_name)
     title = str(params.get("title") or _title(prompt))
     # Seeded by the composition (what is made — the request's first sentence, e.g. "Poster 2 of 3 — retro
-    # brand poster" — its palette and layout), not by every word: "a bit warmer, move the text" re-renders the
-    # same poster warmer with its text moved, while the posters of a series still differ from each other.
+    # brand poster" — its palette and layout), not by every word; an edit carries its version's seed over.
     subject = prompt.split(". ", 1)[0].strip().casefold()
     composition = json.dumps([subject, title.casefold(), palette_name, layout, params.get("shape")], sort_keys=True)
     seed = (
         int(params["seed"]) if "seed" in params else int.from_bytes(hashlib.sha256(composition.encode()).digest()[:8])
     )
-    # Explicitly asked for, else the palette's own, else the one the seed picks (a different one per seed).
-    motif = _first_match(words, COMPOSITION_WORDS, "") or signature or COMPOSITIONS[seed % len(COMPOSITIONS)]
+    if layout == "logo":
+        motif = str(params.get("motif") or mark_for(seed))
+    else:  # explicitly set, else asked for, else the palette's own, else the one the seed picks
+        motif = str(
+            params.get("motif")
+            or _first_match(words, COMPOSITION_WORDS, "")
+            or signature
+            or COMPOSITIONS[seed % len(COMPOSITIONS)]
+        )
+    if layout == "logo" and look["roundness"] >= 0.5 and not motif.startswith(("circle", "rounded")):
+        motif = "rounded-" + motif.split("-", 1)[1]  # a rounder logo: its mark loses its corners
     subtitle = params.get("subtitle")
     if subtitle is None:
         subtitle = f"EST. {random.Random(seed).randint(1952, 1979)}" if palette_name == "retro" else ""  # noqa: S311 - art, not crypto
     return Style(
         palette_name=palette_name,
         palette=palette,
-        warmth=warmth,
+        **look,
         layout=layout,
-        motif=mark_for(seed) if layout == "logo" else motif,
+        motif=motif,
         typography=typography,
         title=title,
         subtitle=str(subtitle),
-        text_position=str(params.get("text_position") or _text_position(prompt, layout)),
+        text_position=str(params.get("text_position") or ("bottom" if layout in ("poster", "logo") else "top")),
         show_text=layout in ("poster", "logo") or bool(params.get("title")) or bool(re.search(r"[\"“«]", prompt)),
         shape=str(params.get("shape") or _first_match(words, SHAPE_WORDS, "cube")),
         seed=seed,
@@ -379,7 +373,7 @@ def _draw_poster(img: Image.Image, style: Style, rng: random.Random, frame: floa
     loop = frame * 2 * math.pi / 12  # one turn of every periodic movement per 12 frames: a seamless loop
     draw_motif = _POSTER_MOTIFS.get(style.motif, _circles)
     draw_motif(img, draw, style, rng, (sun_x, sun_y, radius), frame, loop)
-    _frame(draw, w, h, ink)
+    _frame(draw, w, h, ink, style.roundness)
 
 
 Sun = tuple[float, float, float]  # centre x, centre y, radius
@@ -593,9 +587,13 @@ _POSTER_MOTIFS = {
 }
 
 
-def _frame(draw: ImageDraw.ImageDraw, w: int, h: int, ink: RGB) -> None:
+def _frame(draw: ImageDraw.ImageDraw, w: int, h: int, ink: RGB, roundness: float = 0.0) -> None:
     margin = w * 0.035
-    draw.rectangle([margin, margin, w - margin, h - margin], outline=ink, width=max(2, w // 120))
+    box = [margin, margin, w - margin, h - margin]
+    if roundness > 0:
+        draw.rounded_rectangle(box, radius=w * 0.12 * roundness, outline=ink, width=max(2, w // 120))
+    else:
+        draw.rectangle(box, outline=ink, width=max(2, w // 120))
 
 
 def _draw_landscape(img: Image.Image, style: Style, rng: random.Random, frame: float) -> None:
@@ -682,11 +680,16 @@ class _TitleBox:
     band: tuple[float, float]  # the ground-coloured band behind the title, top and bottom
 
 
+def _text_width(style: Style) -> float:
+    """The share of the width a title may take: bigger text may reach further toward the edges."""
+    return min(0.92, 0.84 * max(1.0, style.text_scale) ** 0.5)
+
+
 def _title_box(style: Style, w: int, h: int) -> _TitleBox:
     """Where a poster's title goes: the motif is laid out around it (the retro stripes end where it starts)."""
     weight = style.typography
-    start = int(h * {"bold": 0.11, "regular": 0.08, "light": 0.055}[weight])
-    size, lines = _fitted(_display(style), w * 0.84, start, weight)
+    start = int(h * {"bold": 0.11, "regular": 0.08, "light": 0.055}[weight] * style.text_scale)
+    size, lines = _fitted(_display(style), w * _text_width(style), start, weight)
     line_height = size * 1.2  # room for the accents of capitals (É, Ü, Ñ, Ã)
     block = line_height * len(lines) + (size * 0.6 if style.subtitle else 0)
     if style.text_position == "top":
@@ -715,7 +718,7 @@ def _draw_text(img: Image.Image, style: Style) -> None:
     # The title sits on a band of the ground colour: legible whatever the motif draws behind it.
     draw.rectangle([0, box.band[0], w, box.band[1]], fill=style.background)
     if style.layout == "poster":
-        _frame(draw, w, h, ink)
+        _frame(draw, w, h, ink, style.roundness)
     for line in lines:
         x = (w - _line_width(line, size, tracking, weight)) / 2
         if weight == "bold":
@@ -838,8 +841,8 @@ def _draw_wordmark(img: Image.Image, style: Style) -> None:
     side = min(w, h)
     draw = ImageDraw.Draw(img)
     weight = style.typography
-    start = int(side * {"bold": 0.1, "regular": 0.085, "light": 0.07}[weight])
-    size, lines = _fitted(_display(style), w * 0.84, start, weight)
+    start = int(side * {"bold": 0.1, "regular": 0.085, "light": 0.07}[weight] * style.text_scale)
+    size, lines = _fitted(_display(style), w * _text_width(style), start, weight)
     tracking = _tracking(size, weight)
     line_height = size * 1.2
     block = line_height * len(lines) + size * 0.5 + (size * 0.5 if style.subtitle else 0)
@@ -1011,21 +1014,49 @@ def _animate_source(source: Image.Image, params: dict[str, Any] | None, progress
     return Output(content=content, media_type=media_type, filename=filename, meta=meta)
 
 
+# What a version records of how it was rendered: given back as params, they render it again; an edit moves them.
+RECORDED = (
+    "palette",
+    "layout",
+    "motif",
+    "typography",
+    "title",
+    "subtitle",
+    "text_position",
+    "seed",
+    "shape",
+    "width",
+    "height",
+    "frames",
+    "fps",
+    *LOOK_DEFAULTS,
+)
+
+
 def _meta(style: Style, size: tuple[int, int], *, renderer: str) -> dict[str, Any]:
-    return {
+    meta = {
         "width": size[0],
         "height": size[1],
         "renderer": renderer,
         "palette": style.palette_name,
         "colors": ["#{:02x}{:02x}{:02x}".format(*c) for c in style.palette],
-        "warmth": round(style.warmth, 3),
+        **{name: round(getattr(style, name), 3) for name in LOOK_DEFAULTS},
         "layout": style.layout,
         "motif": style.motif,
         "typography": style.typography,
         "title": style.title,
+        "subtitle": style.subtitle,
         "text_position": style.text_position,
         "seed": style.seed,
     } | ({"mark": style.motif} if style.layout == "logo" else {})
+    if style.layout == "poster" and style.show_text and style.title and size[1]:
+        meta["title_px"] = _title_box(style, *size).size  # the headline's drawn size, in output pixels
+    return meta
+
+
+def recorded_params(meta: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a version's meta recorded (see RECORDED): what renders it again."""
+    return {name: meta[name] for name in RECORDED if meta.get(name) is not None}
 
 
 # --- 3D -------------------------------------------------------------------------------------------------------
@@ -1262,7 +1293,7 @@ _PARAM_TYPES: dict[str, tuple[type, ...]] = {
     "seed": (int,),
     "frames": (int,),
     "fps": (int, float),
-    "warmth": (int, float),
+    **{name: (int, float) for name in LOOK_DEFAULTS},
     "title": (str,),
     "subtitle": (str,),
     "text_position": (str,),
@@ -1271,12 +1302,16 @@ _PARAM_TYPES: dict[str, tuple[type, ...]] = {
     "shape": (str,),
     "seconds": (int,),
     "source_artifact_id": (int,),
+    "motif": (str,),
+    "typography": (str,),
+    "changes": (list,),
 }
 _PARAM_CHOICES = {
     "text_position": {"top", "middle", "bottom"},
     "palette": set(PALETTES),
     "layout": set(LAYOUTS),
     "shape": set(_SHAPES),
+    "typography": {"bold", "regular", "light"},
 }
 
 
@@ -1307,8 +1342,10 @@ class ProceduralProvider(WorkerProvider):
                 errors[name] = ["Between 1 and 60."]
             elif name == "source_artifact_id" and kind not in ("image", "video"):
                 errors[name] = ["Only an image or a video can start from an existing image."]
-            elif name == "warmth" and not -1 <= value <= 1:
-                errors[name] = ["Between -1 and 1."]
+            elif name in LOOK_BOUNDS and not LOOK_BOUNDS[name][0] <= value <= LOOK_BOUNDS[name][1]:
+                errors[name] = ["Between {} and {}.".format(*LOOK_BOUNDS[name])]
+            elif name == "changes" and (not value or any(change not in EDIT_CHANGES for change in value)):
+                errors[name] = [f"A list of: {', '.join(EDIT_CHANGES)}."]
             elif name in ("title", "subtitle") and len(value) > 60:
                 errors[name] = ["At most 60 characters."]
         if errors:
@@ -1320,13 +1357,47 @@ class ProceduralProvider(WorkerProvider):
         def progress(percent: int) -> None:
             report("running", progress=percent)
 
-        source_id = (job.params or {}).get("source_artifact_id")
+        params = dict(job.params or {})
+        if params.get("changes"):
+            params = _edited(job, params)
+        source_id = params.get("source_artifact_id")
         if source_id is not None:
             source = _source_image(job.workspace_id, source_id)
-            output = render_from_source(source, job.params, progress=progress, kind=job.kind, prompt=job.prompt)
+            output = render_from_source(source, params, progress=progress, kind=job.kind, prompt=job.prompt)
         else:
-            output = render(job.kind, job.prompt, job.params, progress=progress)
+            output = render(job.kind, job.prompt, params, progress=progress)
+        if job.params and job.params.get("changes"):
+            output = Output(
+                content=output.content,
+                media_type=output.media_type,
+                filename=output.filename,
+                meta={**output.meta, "changes": list(job.params["changes"])},
+            )
         report("succeeded", output=output)
+
+
+def _edited(job, params: dict[str, Any]) -> dict[str, Any]:
+    """An edit's parameters: those its base version recorded, moved by the changes asked (workspace/providers/
+    edits.py). The person's words (what the prompt adds to the base version's) only break ties."""
+    changes = list(params.pop("changes"))
+    recorded: dict[str, Any] = {}
+    words = job.prompt
+    if job.artifact_id is not None and job.base_version is not None:
+        base = artifact_version_get(workspace_id=job.workspace_id, artifact_id=job.artifact_id, number=job.base_version)
+        recorded = recorded_params(base.meta or {})
+        base_prompt = str((base.meta or {}).get("prompt") or "")
+        if base_prompt and job.prompt.startswith(base_prompt):
+            words = job.prompt[len(base_prompt) :]
+    layout = str(recorded.get("layout") or params.get("layout") or "poster")
+    edited = edit_params(
+        recorded,
+        changes,
+        words=words,
+        palettes=PALETTE_WORDS | {name: () for name in PALETTES if name not in PALETTE_WORDS},
+        default_position="bottom" if layout in ("poster", "logo") else "top",
+    )
+    # The job's own explicit params (the video's seconds, its source) stay as asked.
+    return {**edited, **params}
 
 
 def _source_image(workspace_id: int, artifact_id: int) -> Image.Image:
