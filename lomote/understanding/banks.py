@@ -35,6 +35,7 @@ class Bank:
     texts: tuple[str, ...]
     labels: tuple[str, ...]  # one per text
     languages: tuple[str, ...]  # one per text
+    opposites: tuple[tuple[str, str], ...] = ()  # label pairs nobody asks at once (multi-label decisions)
 
     @property
     def label_set(self) -> tuple[str, ...]:
@@ -67,6 +68,9 @@ def bank_load(decision: str) -> Bank:
                 labels.append(label)
                 languages.append(language)
     none_label = data.get("none_label")
+    opposites = tuple((str(a), str(b)) for a, b in data.get("opposites") or ())
+    if unknown := {label for pair in opposites for label in pair} - set(labels):
+        raise BankInvalid(f"{path.name}: opposites name unknown label(s) {sorted(unknown)}")
     if none_label is not None and none_label not in labels:
         raise BankInvalid(f"{path.name}: none_label {none_label!r} has no exemplars")
     return Bank(
@@ -76,6 +80,7 @@ def bank_load(decision: str) -> Bank:
         texts=tuple(texts),
         labels=tuple(labels),
         languages=tuple(languages),
+        opposites=opposites,
     )
 
 

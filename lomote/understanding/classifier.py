@@ -43,7 +43,8 @@ NGRAM_WEIGHT = 2.0  # the n-gram block's scale beside the unit encoder row (meas
 RANKING_SIZE = 4
 MIN_CLAUSE_CHARS = 3
 
-_JOINERS = sorted({fold(word) for words in CLAUSE_JOINERS.values() for word in words}, key=len, reverse=True)
+# Compared without case but with accents: Spanish "más" (more) is not Portuguese "mas" (but).
+_JOINERS = sorted({word.casefold() for words in CLAUSE_JOINERS.values() for word in words}, key=len, reverse=True)
 _CLAUSE_CUT = re.compile(r"[,;:.!?\n]+|\s(?:" + "|".join(re.escape(word) for word in _JOINERS) + r")\s")
 
 
@@ -58,11 +59,11 @@ class Decision:
 def clauses(text: str) -> list[str]:
     """The parts of a sentence that may each ask for something, cut where the person joined them.
 
-    Cut on the folded text (joiners are compared without case or accents), then read back from the original so
-    the encoder keeps the accents."""
+    Cut on the case-folded text (joiners are compared without case, with their accents), then read back from the
+    original so the encoder keeps the case."""
     original = normalise(text)
-    folded = fold(original)
-    if len(folded) != len(original):  # a character folded into two: cut the folded text itself
+    folded = original.casefold()
+    if len(folded) != len(original):  # a character folded into two ("ß" → "ss"): cut the folded text itself
         original = folded
     parts, start = [], 0
     for match in _CLAUSE_CUT.finditer(folded):
@@ -142,17 +143,34 @@ class Classifier:
     def combine(
         self, rows: np.ndarray, threshold: float | None = None, clause_threshold: float | None = None
     ) -> list[Decision]:
-        """The whole text's label, then each clause's label that is read with more confidence still.
+        """The labels a text asks: its clauses' labels read with confidence, and the whole text's label.
 
-        A clause is a fragment ("and the text"), so it must be surer than the whole text to add a label."""
+        A clause is a fragment ("make the text bigger"), so it must be surer than a whole text to add a label.
+        A text asking several things reads as a blend of them: its whole reading counts when no clause is sure,
+        when it agrees with one, or when it is as sure as a clause must be. Of two opposite labels (the bank's
+        `opposites`: brighter and darker) only the likelier stays: nobody asks for both at once."""
         whole = self.resolve(rows[0], threshold)
-        found: dict[str, Decision] = {} if whole.abstained else {whole.label: whole}
+        if len(rows) == 1:
+            return [whole]
         clause_threshold = self.clause_threshold if clause_threshold is None else clause_threshold
+        floor = max(clause_threshold, self.threshold if threshold is None else threshold)
+        found: dict[str, Decision] = {}
         for row in rows[1:]:
-            decision = self.resolve(row, max(clause_threshold, self.threshold if threshold is None else threshold))
+            decision = self.resolve(row, floor)
             if not decision.abstained:
-                found.setdefault(decision.label, decision)
-        return list(found.values()) or [whole]
+                found[decision.label] = max(found.get(decision.label, decision), decision, key=_surer)
+        if not found:
+            return [whole]
+        if not whole.abstained and (whole.label in found or whole.confidence >= floor):
+            found[whole.label] = max(found.get(whole.label, whole), whole, key=_surer)
+        for a, b in self.bank.opposites:
+            if a in found and b in found:
+                found.pop(a if found[a].confidence < found[b].confidence else b)
+        return sorted(found.values(), key=_surer, reverse=True)
+
+
+def _surer(decision: Decision) -> float:
+    return decision.confidence
 
 
 _classifiers: dict[tuple[str, str], Classifier] = {}  # (decision, encoder model) → its classifier

@@ -10,12 +10,13 @@ EVALUATED = ("en", "fr", "de", "es", "pt")
 # Words that join two requests in one sentence ("brighten it and make the text bigger"). They only cut a
 # sentence into clauses for a multi-label decision; they never decide a label (each clause is read by meaning).
 CLAUSE_JOINERS: dict[str, tuple[str, ...]] = {
-    "en": ("and", "and also", "also", "then", "and then", "plus", "but"),
-    "fr": ("et", "et aussi", "puis", "ensuite", "mais", "aussi"),
+    # Not "plus": French "plus grand" is "bigger".
+    "en": ("and", "and also", "also", "then", "and then", "but"),
+    "fr": ("et", "et aussi", "puis", "ensuite", "aussi"),  # not "mais": Portuguese "mais" is "more"
     "es": ("y", "e", "y también", "también", "luego", "después", "pero"),
     "de": ("und", "und auch", "auch", "dann", "danach", "aber"),
     "it": ("e", "ed", "anche", "poi", "ma"),
-    "pt": ("e", "e também", "também", "depois", "mas"),
+    "pt": ("e", "e também", "também", "depois"),  # not "mas": Spanish written without accents says "mas" for "más"
 }
 
 # Number words a person counts the pieces they ask for with, one to twelve (a checklist plans at most twelve).

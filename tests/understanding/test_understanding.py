@@ -20,7 +20,7 @@ from lomote.understanding.normalise import fold, normalise
 HELD_OUT_TARGET = 0.95
 # The edit decision's held-out figure when this floor was set (README "Understanding by meaning"): a change
 # that makes it worse fails here; the 95 % target is tracked by the strict xfail below.
-EDIT_HELD_OUT_FLOOR = 0.82
+EDIT_HELD_OUT_FLOOR = 0.88
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def test_it_reads_the_kind_of_work_right_on_at_least_95_percent_of_held_out_case
         assert right / total >= 0.9, (language, right, total)
 
 
-@pytest.mark.xfail(strict=True, reason="edit intent reads ≈85 % of held-out cases: below the 95 % target (README)")
+@pytest.mark.xfail(strict=True, reason="edit intent reads ≈90 % of held-out cases: below the 95 % target (README)")
 def test_it_reads_edit_intents_right_on_at_least_95_percent_of_held_out_cases(reports):
     assert split_accuracy(reports["edit"], "heldout") >= HELD_OUT_TARGET
 
