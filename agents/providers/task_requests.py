@@ -66,10 +66,26 @@ ORDINALS = {
     ),
     "seconde": 2,
     "deuxiemes": 2,
+    # German, Spanish and Portuguese, as far as a series usually goes ("das zweite Plakat", "el segundo cartel").
+    **{
+        f"{stem}{ending}": n
+        for stem, n in (("zweit", 2), ("dritt", 3), ("viert", 4), ("funft", 5))
+        for ending in "e en er es".split()
+    },
+    **{
+        word: n
+        for n, words in ((2, "segundo segunda"), (3, "tercero tercera tercer terceiro terceira"))
+        for word in words.split()
+    },
 }
 ORDINAL_SUFFIX = re.compile(r"^(\d{1,2})(?:st|nd|rd|th|e|er|re|ere|eme|em|es|eres|emes)$")
-FIRST = frozenset("first premier premiere premiers premieres 1st 1er 1re 1ere".split())
-LAST = frozenset("last final latest derniere dernier dernieres derniers".split())
+FIRST = frozenset(
+    """first premier premiere premiers premieres 1st 1er 1re 1ere erste ersten erstes erster primero primera
+    primeiro primeira""".split()
+)
+LAST = frozenset(
+    "last final latest derniere dernier dernieres derniers letzte letzten letztes letzter ultimo ultima".split()
+)
 ALL = frozenset("all every each everything both toutes tous chacune chacun chaque".split())
 # Words that name a checklist position ("item 2", "étape 2"), and words before a number that name the number.
 ITEM_WORDS = frozenset("item items step steps etape etapes".split())
@@ -375,7 +391,7 @@ def item_references(text: str, items: Sequence[Item], kind_of: KindOf) -> Select
             chosen += space[:count] if word in FIRST else space[-count:]
         elif (n := _ordinal(word)) is not None:
             measured = _number(before) is not None or (before == "-" and j > 1 and _number(words[j - 2]) is not None)
-            if after in UNITS or measured or (word == "second" and before in ("a", "one")):
+            if after in UNITS or measured or (word in ("second", "segundo") and before in ("a", "one", "un", "um")):
                 continue  # "10 second video", "a 10-second clip", "wait a second"
             found = True
             pick(n, word)
