@@ -268,7 +268,8 @@ def test_it_keeps_the_source_photo_when_revising_a_video_made_from_it(
     # then its new version is asked from the same photo, longer, as a new version of the same video
     [second] = new_jobs({first.pk})
     assert (second.kind, second.artifact_id) == ("video", video)
-    assert second.params == {"seconds": 10, "source_artifact_id": cat.pk}
+    # the length is asked (twice the current) and the change read by meaning is recorded beside it
+    assert second.params == {"seconds": 10, "source_artifact_id": cat.pk, "changes": ["longer"]}
     assert versions(video) == [1, 2]
     # it read the video first, as a model would, to learn what it was made from
     assert ToolCall.objects.filter(turn__task=task, name="read_artifact", input={"artifact_id": video}).exists()
