@@ -345,7 +345,7 @@ class GenerateImage(_Generate):
     operation = "image.generate"
     Args = ImageArgs
 
-    def params(self, args: GenerateArgs) -> dict:
+    def own_params(self, args: GenerateArgs) -> dict:
         params: dict = {}
         image_format = getattr(args, "format", None)  # plain GenerateArgs (a quote's plan) name none of these
         if image_format:
