@@ -5,7 +5,7 @@ class AgentsConfig(AppConfig):
     name = "agents"
 
     def ready(self):
-        from agents import subscribers
+        from agents import scripted, subscribers
         from agents.runtime import resumption
         from agents.services import artifact_delete, flow_runs, memory_forget
         from agents.tools import catalog
@@ -23,3 +23,5 @@ class AgentsConfig(AppConfig):
         resumption.install()
         # Every reaction to other apps' events, and the hooks agents answers for workspace.
         subscribers.install()
+        # The embedded default's model: the scripted planner and Router, registered by kind (DESIGN §10).
+        scripted.install()

@@ -155,6 +155,10 @@ class ChecklistStatus(models.TextChoices):
     SKIPPED = "skipped", "Skipped"
 
 
+# An item's evidence after a person asked to change its result: the next turn makes a new version of it.
+REVISION_PREFIX = "Revision requested: "
+
+
 class ChecklistItem(models.Model):
     """One item of a task's execution checklist: the persisted plan that decides auto-continuation."""
 

@@ -1,7 +1,7 @@
 """How memory's keyword search reads text: one folded form for stored documents and for a task's goal.
 
 Memory sits below agents (DESIGN §1), so it has its own small reading of words instead of agents.language:
-the stop words are the function classes of lomote.kernel.subject_words (articles, pronouns, auxiliaries,
+the stop words are the function classes of lomote.understanding.word_classes (articles, pronouns, auxiliaries,
 prepositions, connectors, verbs of making) in its five languages, and plurals are cut as crudely as the
 Router's search cuts them. Terms are matched as prefixes ("poster" finds "posters"), so the crude cut is
 enough. Pure functions, no database: the index service writes `index_document`, recall reads `goal_terms`.
@@ -9,8 +9,8 @@ enough. Pure functions, no database: the index service writes `index_document`, 
 
 import re
 
-from lomote.kernel.subject_words import LEXICONS
 from lomote.understanding.normalise import fold, plural_cut
+from lomote.understanding.word_classes import LEXICONS
 
 # The GIN index of migration 0002 is on exactly this expression; a search must use it verbatim to be served.
 FTS_INDEX = "memory_memoryindex_document_fts"

@@ -36,6 +36,7 @@ from agents.locks import task_locked
 from agents.main.forget_intent import ForgetIntent, forget_intent
 from agents.main.lookups import Lookups
 from agents.main.router import RouterResult, route_decide
+from agents.media_words import media_kind
 from agents.models import (
     CARD_ANSWER,
     Card,
@@ -48,7 +49,6 @@ from agents.models import (
     TaskKind,
     TaskStatus,
 )
-from agents.providers.media_words import media_kind
 from agents.services.card_actions import card_act, card_reply
 from agents.services.cards import card_open, card_resolve
 from agents.services.forgotten import Redactor

@@ -4,7 +4,7 @@ The Router is a role, not a special model: the workspace's default model profile
 ordinary provider interface, with the tool `route_message`, whose arguments are the decision, and the read-only
 tool `open_task` (agents/main/lookups.py), which shows a candidate's details when the index leaves several
 close — a few look-ups per Main message at most, then it must decide. With no
-profile, or a scripted one, the scripted Router (agents/providers/router_scripted.py) answers — the planner
+profile, or a scripted one, the scripted Router (agents/scripted/router.py) answers — the planner
 it shares the kind with does not route. A decision is validated with pydantic and checked against the index
 it was given: an invalid one, an id the Router was not shown, or a failing provider becomes `clarify` — the
 person chooses; the message is never lost and nothing crashes.
@@ -24,9 +24,7 @@ from agents.exceptions import ModelError
 from agents.main.lookups import LOOKUP_TOOL, Lookups
 from agents.models import ModelProfile, ProviderKind
 from agents.providers.base import ModelProvider, ModelRequest, ModelResponse, ToolSpec
-from agents.providers.registry import provider_for_lease
-from agents.providers.router_scripted import MODEL_NAME as SCRIPTED_ROUTER_MODEL
-from agents.providers.router_scripted import ScriptedRouter
+from agents.providers.registry import provider_for_lease, router_for
 from agents.services.task_index import TaskIndex
 
 logger = logging.getLogger(__name__)
@@ -139,7 +137,7 @@ def router_provider(*, workspace_id: int) -> tuple[ModelProvider, str, dict[str,
     """
     profile = ModelProfile.objects.filter(workspace_id=workspace_id, is_default=True).select_related("secret").first()
     if profile is None or profile.provider == ProviderKind.SCRIPTED:
-        return ScriptedRouter(), SCRIPTED_ROUTER_MODEL, {}
+        return (*router_for(ProviderKind.SCRIPTED), {})
     return provider_for_lease(profile), profile.model, dict(profile.params)
 
 

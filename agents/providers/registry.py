@@ -15,12 +15,25 @@ from typing import Any
 from agents.exceptions import ModelConfigError
 from agents.models import ProviderKind
 from agents.providers.base import ModelProvider
-from agents.providers.scripted import ScriptedPlanner
 from lomote.kernel.registry import Registry
 
 Factory = Callable[[Any], ModelProvider]  # called with a ModelLease (or anything with its fields)
+RouterFactory = Callable[[], tuple[ModelProvider, str]]  # Main's Router with no profile: (provider, model name)
 
 _factories: Registry[Factory] = Registry("model provider kind")
+_routers: Registry[RouterFactory] = Registry("router kind")
+
+
+def register_router(kind: str, factory: RouterFactory) -> RouterFactory:
+    return _routers.register(str(kind), factory)
+
+
+def router_for(kind: str) -> tuple[ModelProvider, str]:
+    """The Router a kind with no model of its own answers with (the scripted one), and its model name."""
+    factory = _routers.get(str(kind))
+    if factory is None:
+        raise ModelConfigError(f"No router is registered for kind {kind!r}.", code="model_config")
+    return factory()
 
 
 def register(kind: str, factory: Factory) -> Factory:
@@ -55,10 +68,6 @@ def override(kind: str, provider: ModelProvider) -> Iterator[ModelProvider]:
 # --- explicit registration: one line per provider module --------------------------------------------------
 
 
-def _scripted(lease: Any) -> ModelProvider:
-    return ScriptedPlanner.for_lease(lease)
-
-
 def _openai_compat(lease: Any) -> ModelProvider:
     # Imported on use: the SDK is heavy and offline installs never need it.
     from agents.providers.openai_compat import OpenAICompatProvider
@@ -66,5 +75,4 @@ def _openai_compat(lease: Any) -> ModelProvider:
     return OpenAICompatProvider.for_lease(lease)
 
 
-register(ProviderKind.SCRIPTED, _scripted)
 register(ProviderKind.OPENAI_COMPAT, _openai_compat)

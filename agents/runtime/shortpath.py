@@ -3,7 +3,7 @@
 "Generate an image of a ginger cat" needs no plan. The runtime decides from the task's kind — never from what a
 model wrote — that each turn of a lightweight task is ONE step:
 - the request offers only the tools that make one result (SHORT_TOOLS) and says so (SHORT_RULES); the scripted
-  planner reads `state["mode"] == MODE` (agents/providers/scripted.py);
+  planner reads `state["mode"] == MODE` (agents/scripted/planner.py);
 - of the model's decision the runtime keeps one call, the first to one of those tools, pointed at the task's one
   checklist item (made with the task, agents/services/tasks.py); any other proposal is recorded in the decision
   as dropped and never runs;

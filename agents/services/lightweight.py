@@ -12,9 +12,8 @@ The job's settlement starts the next short step (agents/services/wakeups.py), wh
 result made.
 """
 
-from agents.models import ChecklistItem, InboxMessage, InboxStatus, Task, TaskKind, TaskStatus
-from agents.providers.scripted import REVISION_PREFIX
-from agents.providers.task_requests import is_acknowledgement
+from agents.models import REVISION_PREFIX, ChecklistItem, InboxMessage, InboxStatus, Task, TaskKind, TaskStatus
+from lomote.understanding import decide
 from workspace.services.events import event_append
 
 # The first message of a lightweight task is its brief; the person's second follow-up promotes it.
@@ -53,12 +52,17 @@ def do_task_promote_if_iterating(task: Task, *, by: str) -> Task:
     return task
 
 
+def _thanks(text: str) -> bool:
+    """Thanks or praise, read by meaning (the route_act decision): nothing to keep as a change."""
+    return decide("route_act", text).label == "thanks"
+
+
 def change_keep_on_result(task: Task, text: str) -> None:
     """A person's change to a quick result made (the locked task): kept on its one item until the next result
     answers it (the job's completion writes the item's evidence again). The short step that reads the message may
     be interrupted — a spending approval, a killed worker and its resume review — and the step after it sees no new
     message: without this it made the first result again, as a copy, instead of the next version."""
-    if task.kind != TaskKind.LIGHTWEIGHT or is_acknowledgement(text):
+    if task.kind != TaskKind.LIGHTWEIGHT or _thanks(text):
         return
     item = ChecklistItem.objects.filter(task=task).order_by("position").first()
     if item is not None and item.artifacts:

@@ -1,8 +1,8 @@
-"""Reading whether a follow-up changes what a task must deliver (agents/providers/goal_change.py)."""
+"""Reading whether a follow-up changes what a task must deliver (agents/scripted/goal_change.py)."""
 
 import pytest
 
-from agents.providers.goal_change import goal_change
+from agents.scripted.goal_change import goal_change
 
 POSTERS_EN = "3 retro posters for a jazz festival"
 POSTERS_FR = "Trois affiches rétro pour un festival de jazz"

@@ -22,9 +22,9 @@ from agents.models import (
     TurnStatus,
 )
 from agents.providers.base import ModelRequest
-from agents.providers.scripted import MODEL_NAME, ScriptedPlanner
 from agents.runtime.loop import turn_run
 from agents.runtime.toolexec import RunContext, calls_run
+from agents.scripted.planner import MODEL_NAME, ScriptedPlanner
 from agents.selectors import task_get
 from agents.serializers import TaskDetailOut
 from agents.services.goals import goal_revise, goal_revisions

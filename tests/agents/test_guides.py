@@ -11,11 +11,11 @@ from django.urls import reverse
 
 from agents.models import Task, TaskStatus, ToolCall, ToolCallStatus
 from agents.providers.base import ModelRequest, ToolSpec
-from agents.providers.guide_match import guides_for
-from agents.providers.scripted import MODEL_NAME, ScriptedPlanner
 from agents.runtime.context import context_preview
 from agents.runtime.history import dumps
 from agents.runtime.loop import turn_run
+from agents.scripted.guide_match import guides_for
+from agents.scripted.planner import MODEL_NAME, ScriptedPlanner
 from tests.support import runtime as rt
 from workspace.models import Artifact, ArtifactKind
 from workspace.selectors import guide_get, guide_index

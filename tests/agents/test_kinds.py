@@ -1,13 +1,13 @@
 """The kind of work, its format, how many and the subject, read by meaning (lomote/understanding) for the scripted
-planner (agents/providers/kinds.py, agents/providers/scripted.py): unit tests of the decisions and of the titles
+planner (agents/scripted/kinds.py, agents/scripted/planner.py): unit tests of the decisions and of the titles
 and formats the planner derives from them. No database: the layer trains on its banks once per process.
 """
 
 import pytest
 
-from agents.providers.kinds import FORMAT_OF_LABEL, format_of, label_of, likely_choices, titled_label
-from agents.providers.kinds import kind_read as read
-from agents.providers.scripted import STRATEGIES, classify, items_from_brief
+from agents.scripted.kinds import FORMAT_OF_LABEL, format_of, label_of, likely_choices, titled_label
+from agents.scripted.kinds import kind_read as read
+from agents.scripted.planner import STRATEGIES, classify, items_from_brief
 from lomote.understanding.counts import count_of
 from lomote.understanding.subject import subject_of
 

@@ -31,10 +31,10 @@ from agents.models import (
     TurnStatus,
 )
 from agents.providers.base import ModelRequest
-from agents.providers.scripted import MODEL_NAME, ScriptedPlanner
 from agents.runtime.loop import turn_run
 from agents.runtime.shortpath import SHORT_RULES, SHORT_TOOLS
 from agents.runtime.watchdog import watchdog_sweep
+from agents.scripted.planner import MODEL_NAME, ScriptedPlanner
 from billing.models import LedgerEntry, LedgerKind, Order, OrderStatus, SpendPolicy
 from billing.services.approvals import approval_grant
 from billing.services.wallets import wallet_reconcile, wallet_topup

@@ -19,8 +19,8 @@ from agents.models import (
     Task,
     TaskStatus,
 )
-from agents.providers.scripted import MODEL_NAME
 from agents.runtime.loop import turn_run
+from agents.scripted.planner import MODEL_NAME
 from agents.services.card_actions import card_act
 from agents.services.metrics import stalls_list
 from agents.services.tasks import task_create

@@ -20,8 +20,8 @@ from agents.providers import registry
 from agents.providers.base import ModelProvider, ModelRequest, ModelResponse, ToolCallIntent, ToolSpec, Usage
 from agents.providers.openai_compat import OpenAICompatProvider
 from agents.providers.replay import ReplayProvider
-from agents.providers.scripted import MODEL_NAME, ScriptedPlanner
 from agents.runtime.loop import turn_run
+from agents.scripted.planner import MODEL_NAME, ScriptedPlanner
 from agents.secrets import secret_put
 from tests.support import runtime as rt
 from tests.support.fake_openai import FakeOpenAIServer, completion
@@ -53,7 +53,7 @@ CANNED = ModelResponse(
 )
 
 
-PLAN = {"items": [{"title": f"Retro poster {n} of 3", "needs_confirmation": False} for n in (1, 2, 3)]}
+PLAN = {"items": [{"title": f"Poster {n} of 3", "needs_confirmation": False} for n in (1, 2, 3)]}
 
 
 @dataclass

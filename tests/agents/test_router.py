@@ -31,7 +31,7 @@ from agents.models import (
 )
 from agents.providers import registry
 from agents.providers.base import ModelResponse, ToolCallIntent, Usage
-from agents.providers.router_scripted import ScriptedRouter
+from agents.scripted.router import ScriptedRouter
 from agents.services import task_index
 from agents.services.card_actions import card_act
 from agents.services.tasks import task_cancel, task_create

@@ -31,7 +31,7 @@ from agents.models import (
     TaskStatus,
 )
 from agents.providers.base import ModelResponse, ToolCallIntent, Usage
-from agents.providers.router_scripted import ScriptedRouter
+from agents.scripted.router import ScriptedRouter
 from agents.secrets import secret_put
 from agents.services import task_index
 from agents.services.task_index import task_details_get

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from agents.main.messages import main_message_post
 from agents.models import Card, InboxMessage, MainMessage, Route, Task, TaskKind, TaskStatus
-from agents.providers.router_scripted import MODEL_NAME
+from agents.scripted.router import MODEL_NAME
 from agents.services.tasks import task_create
 from workspace.models import Artifact, ArtifactKind
 from workspace.selectors import workspace_access

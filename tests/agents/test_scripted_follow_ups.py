@@ -4,7 +4,7 @@ out, with paraphrases in English and French. The whole flow through the runtime 
 
 import pytest
 
-from agents.providers.scripted import (
+from agents.scripted.planner import (
     CHOOSE_MARK,
     REQUEST_PREFIX,
     REVISION_PREFIX,
@@ -13,7 +13,7 @@ from agents.providers.scripted import (
     kind_word,
     series_noun,
 )
-from agents.providers.task_requests import (
+from agents.scripted.task_requests import (
     Item,
     add_request,
     animate_phrases,

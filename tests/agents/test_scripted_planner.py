@@ -8,7 +8,8 @@ import pytest
 from agents.exceptions import ModelConfigError
 from agents.models import ChecklistItem, ChecklistStatus, Step, TaskStatus, ToolCall
 from agents.providers.base import ModelRequest, ToolSpec
-from agents.providers.scripted import (
+from agents.runtime.loop import turn_run
+from agents.scripted.planner import (
     MODEL_NAME,
     SKELETON_EVIDENCE,
     ScriptedPlanner,
@@ -16,7 +17,6 @@ from agents.providers.scripted import (
     items_from_brief,
     photo_query,
 )
-from agents.runtime.loop import turn_run
 from agents.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from tests.support import runtime as rt
 
@@ -491,7 +491,7 @@ def test_it_drives_a_real_turn_to_completion_when_an_image_tool_exists(task):
 
 def test_it_plans_from_the_option_a_person_chose_on_its_card():
     from agents.providers.base import ModelRequest
-    from agents.providers.scripted import ScriptedPlanner
+    from agents.scripted.planner import ScriptedPlanner
 
     # given no brief, and the person's answer to the planner's own question card
     answer = "[card 7: What should I make? Describe it in one sentence] The person chose: A video."

@@ -1,8 +1,8 @@
-"""Skeleton documents for prose the scripted planner cannot write (agents/providers/skeleton.py)."""
+"""Skeleton documents for prose the scripted planner cannot write (agents/scripted/skeleton.py)."""
 
 import pytest
 
-from agents.providers.skeleton import headings_for, skeleton
+from agents.scripted.skeleton import headings_for, skeleton
 
 
 @pytest.mark.parametrize(

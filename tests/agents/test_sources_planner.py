@@ -5,8 +5,8 @@ state is what the runtime would send."""
 import pytest
 
 from agents.providers.base import ModelRequest
-from agents.providers.scripted import MODEL_NAME, WORDS, ScriptedPlanner
 from agents.runtime.shortpath import SHORT_TOOLS
+from agents.scripted.planner import MODEL_NAME, WORDS, ScriptedPlanner
 
 
 def file(id: int, title: str, filename: str, age: float, uploaded: bool = True, kind: str = "image") -> dict:

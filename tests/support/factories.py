@@ -32,7 +32,7 @@ from agents.models import (
     ToolCallStatus,
     Turn,
 )
-from agents.providers.scripted import MODEL_NAME
+from agents.scripted.planner import MODEL_NAME
 from workspace.flows.authoring import flow_create
 from workspace.flows.graph import graph_load
 from workspace.models import FlowNodeRun, FlowRun, GenerationJob, Membership, Role, Workspace

@@ -41,8 +41,8 @@ from django.utils import timezone
 
 from agents.main.messages import main_message_post, main_recent_messages
 from agents.models import MainMessage, ModelProfile, Route, Task, TaskKind, TaskStatus
-from agents.providers.router_scripted import MODEL_NAME as SCRIPTED_ROUTER_MODEL
-from agents.providers.router_scripted import candidates_from_index
+from agents.scripted.router import MODEL_NAME as SCRIPTED_ROUTER_MODEL
+from agents.scripted.router import candidates_from_index
 from agents.services.task_index import task_details_get, task_index_get
 from agents.services.tasks import task_create
 from lomote.understanding.languages import EVALUATED

@@ -1,5 +1,6 @@
-"""Word classes per language (en, fr, de, es, pt), still read by agents/providers/goal_change.py (a goal
-change's cues and deliverables) and memory/search.py (stop words).
+"""Word classes per language (en, fr, de, es, pt), language data of the understanding layer: read by the
+scripted model's goal-change reader (agents/scripted/goal_change.py: a goal change's cues and deliverables; still
+read by words there, the last keyword reader, README "Understanding by meaning") and memory/search.py (stop words).
 
 The subject of a request is no longer read with them: the understanding layer's subject tagger reads it
 (lomote/understanding/subject.py). A word that is in no class is a content word. Lists are lower case and hold

@@ -12,7 +12,7 @@ What it does, in order, at each step:
    brief's items are planned after them. Added detail ("make the text bigger") is not a new goal: see 3b.
 2. No checklist yet → derive items from the brief (a counted series, a numbered or bulleted list, a short
    "a, b and c" list, else one item) and call `read_task_state` + `update_checklist`. The kind of work, its
-   format, the count and the subject are read by meaning (lomote/understanding through agents/providers/kinds.py:
+   format, the count and the subject are read by meaning (lomote/understanding through agents/scripted/kinds.py:
    "three Instagram posts announcing our winter pottery classes" → three square social posts titled "Social post
    1 of 3 — winter pottery classes"). Work no tool makes (music, a website…) is said plainly, a recurring job is
    pointed to Flows, and a request whose kind cannot be told is asked about on a card offering its likely kinds. A
@@ -22,7 +22,7 @@ What it does, in order, at each step:
 3. Generation results from the previous step → mark items whose artifact already exists as done, otherwise
    report what was submitted or failed and stop (the runtime suspends for jobs; a failed paid action is
    never retried behind the person's back).
-3b. New messages in a planned task, each read on its own (agents/providers/task_requests.py):
+3b. New messages in a planned task, each read on its own (agents/scripted/task_requests.py):
    - new work ("Also animate the photo of my cat", "I'd like a logo too") → new items, the message kept as their
      context; "animate", "bring to life", "make it move", "clip", "vidéo", "animation" are video work, starting
      from the image the message names: an item of the task ("animate poster 2", "make it move") or a photo,
@@ -54,7 +54,7 @@ shortpath.py) skips all that: one call to the tool that makes the result — fro
 made and the person asks for a change, a new version of it ("make it fluffier"), or another kind of work from it
 ("now animate it": a video starting from the image) — else a short answer saying why nothing was made.
 
-Creative guides: before work starts on items of a kind a listed guide covers (agents/providers/guide_match.py
+Creative guides: before work starts on items of a kind a listed guide covers (agents/scripted/guide_match.py
 matches the work against the guides' names and purposes), the planner reads that guide with `read_guide` — with
 the plan, with `load_tools`, or as its own step just before the generation — once per turn, so what the turn makes
 next has the guide among its sources. Work no guide covers reads none.
@@ -70,11 +70,11 @@ from typing import Any
 
 from agents.exceptions import ModelConfigError
 from agents.language import content_terms, fold, language_detect, stem
-from agents.models import ProviderKind
+from agents.models import REVISION_PREFIX, ProviderKind
 from agents.providers.base import ONE_RESULT_MODE, ModelRequest, ModelResponse, ToolCallIntent, Usage
-from agents.providers.goal_change import goal_change
-from agents.providers.guide_match import guides_for, kinds_of
-from agents.providers.kinds import (
+from agents.scripted.goal_change import goal_change
+from agents.scripted.guide_match import guides_for, kinds_of
+from agents.scripted.kinds import (
     FLOW,
     IMAGE_LABELS,
     MAKEABLE,
@@ -89,8 +89,8 @@ from agents.providers.kinds import (
     likely_choices,
     titled_label,
 )
-from agents.providers.skeleton import skeleton
-from agents.providers.task_requests import (
+from agents.scripted.skeleton import skeleton
+from agents.scripted.task_requests import (
     AddRequest,
     Item,
     add_request,
@@ -128,7 +128,7 @@ class Strategy:
     kind: str
     domain: str  # the `load_tools` domain that provides `tool`
     tool: str
-    labels: frozenset[str]  # the understanding layer's kind labels this strategy makes (agents/providers/kinds.py)
+    labels: frozenset[str]  # the understanding layer's kind labels this strategy makes (agents/scripted/kinds.py)
     # Prose takes a language model: the scripted planner cannot write it and says so (see `_Planner.prose`).
     prose: bool = False
 
@@ -150,7 +150,7 @@ class Strategy:
         return {"prompt": prompt[:MAX_PROMPT], **arguments}
 
 
-# The kind of work is read by meaning (agents/providers/kinds.py: the understanding layer's `kind` decision);
+# The kind of work is read by meaning (agents/scripted/kinds.py: the understanding layer's `kind` decision);
 # each strategy makes the labels it lists. A `document` is prose (a model must write it) unless it asks for a
 # structure — an outline, a storyboard, a template — which the planner can lay out: those words only break that
 # tie between two ways of making the same label.
@@ -177,7 +177,7 @@ def strategy_of(label: str | None, text: str = "") -> "Strategy | None":
 
 
 # Nouns naming the work already in a task, for references to it ("poster 2", "la vidéo", "the last banner"): they
-# find items a message points at (agents/providers/task_requests.py), they never decide what new work to make.
+# find items a message points at (agents/scripted/task_requests.py), they never decide what new work to make.
 REFERENCE_NOUNS: dict[str, str] = {
     "video": "video vidéo clip animation teaser film gif reel trailer movie",
     "3d": "3d mesh sculpture figurine",
@@ -189,7 +189,6 @@ REFERENCE_NOUNS: dict[str, str] = {
 }
 FOLDED_KINDS: dict[str, str] = {fold(word): kind for kind, words in REFERENCE_NOUNS.items() for word in words.split()}
 
-REVISION_PREFIX = "Revision requested: "
 # An item added by a message inside the task ("Also animate the photo of my cat"): its request is its context,
 # and the image it starts from, once known, is marked on it.
 REQUEST_PREFIX = "Requested: "
@@ -973,7 +972,7 @@ class _Planner:
         line = w["goal_changed"].format(text=_short(change.reason), brief=_short(change.brief, 160), revision=revision)
         return Decision([line, *(f"{n}. {t}" for n, t in enumerate(titles, 1))], calls)
 
-    # -- new messages in a planned task (agents/providers/task_requests.py reads them) --
+    # -- new messages in a planned task (agents/scripted/task_requests.py reads them) --
 
     def card_replies(self) -> list[tuple[str, str, str]]:
         """(card title, "chose" / "answered" / "asked for changes", answer) for each card answer in the new

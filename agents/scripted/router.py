@@ -30,7 +30,7 @@ import json
 from typing import Any
 
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
-from agents.providers.router_title import title_from
+from agents.scripted.router_title import title_from
 from lomote.understanding import decide
 from lomote.understanding.routing import Candidate, Target, target_score
 

@@ -2,7 +2,7 @@
 one-line purposes, as the context shows them to any model).
 
 A guide fits when the work and the guide name the same kind of work — read through the studio's media lexicon in
-six languages (agents/providers/media_words.py), so "une affiche" finds the guide for posters — when the work
+six languages (agents/media_words.py), so "une affiche" finds the guide for posters — when the work
 is called by the guide's name ("a brand kit"), or when they share several distinctive words. A kind named in the
 guide's name weighs more than one in its purpose; at most MAX_GUIDES guides, best first. Work that names no kind
 a guide covers (a question, an email) loads none.
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agents.language import content_terms, words
-from agents.providers.media_words import media_kind
+from agents.media_words import media_kind
 
 NAME_KIND = 3  # the work's kind is the one the guide is named for ("poster" in poster-layout)
 PURPOSE_KIND = 2  # the guide's purpose covers that kind too ("flyer" in the poster guide's purpose)

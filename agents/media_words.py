@@ -1,6 +1,6 @@
 """The studio's kinds of work named in six languages, for matching words to work (not for routing).
 
-Guide matching (agents/providers/guide_match.py) and Main's check for a deleted artifact a message names
+Guide matching (agents/scripted/guide_match.py) and Main's check for a deleted artifact a message names
 (agents/main/messages.py) compare the words of a text with the kinds of work an artifact or guide is about:
 "affiches", "posters" and "carteles" are one kind. The Router does not read these words: it routes by meaning
 (lomote/understanding).

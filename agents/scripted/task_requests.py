@@ -1,6 +1,6 @@
 """What a person's message asks of a task that already has a plan: the scripted planner's reading (rules, not a model).
 
-The planner (agents/providers/scripted.py) reads each new message of a planned task with these functions, in
+The planner (agents/scripted/planner.py) reads each new message of a planned task with these functions, in
 English and French (the words below are folded: lower case, no accents):
 
 - `is_acknowledgement`: thanks and closings ("Thanks, nothing more to do", "merci c'est parfait", "ok great") —

@@ -12,7 +12,7 @@ What it recognises, in English, French, German, Spanish, Italian and Portuguese:
    "oublie", "laisse tomber", "change de", "remplace X par Y"; "stattdessen", "lieber", "nicht mehr",
    "vergiss"; "en lugar de", "en vez de", "ya no", "olvida"; "invece (di)", "piuttosto", "non … più";
    "em vez de", "não … mais", "esquece" — together with a deliverable other than the brief's:
-   - another kind of work (a noun of `lomote.kernel.subject_words`' kind classes), named where a deliverable
+   - another kind of work (a noun of `lomote.understanding.word_classes`' kind classes), named where a deliverable
      stands: alone ("Flyers instead.") or after a verb that makes or wants something, not after one acting on
      existing work ("put the logo…", "ajoute un chat…"), and not as a part of the brief's deliverable ("a video
      on the poster"); when the message does not name what it replaces, introduced as something new ("a
@@ -41,7 +41,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from agents.language import SUPPORTED, content_terms, language_detect
-from lomote.kernel.subject_words import KIND_GROUPS, LEXICONS, TIME_PHRASES
+from lomote.understanding.word_classes import KIND_GROUPS, LEXICONS, TIME_PHRASES
 
 MAX_REASON_CHARS = 1000
 MAX_INPUT_CHARS = 2000  # the opening of a long message says whether it replaces the goal
@@ -239,7 +239,7 @@ _RESTATE, _OLD_AFTER, _DISMISS, _NEW_MARK, _PAIRED = map(_compiled, (RESTATE, OL
 
 @functools.cache
 def _classes(langs: tuple[str, ...]) -> dict[str, frozenset[str]]:
-    """Word classes of `lomote.kernel.subject_words` for these languages, folded and split into tokens."""
+    """Word classes of `lomote.understanding.word_classes` for these languages, folded and split into tokens."""
     classes: dict[str, set[str]] = {}
     for lang in langs:
         for name, words in LEXICONS[lang].items():
