@@ -26,7 +26,7 @@ from workspace.services import collections as collection_services
 from workspace.services import guides as guide_services
 from workspace.services import idempotency
 from workspace.services import workspaces as services
-from workspace.services.artifacts import artifact_create
+from workspace.services.artifacts import artifact_create, version_download_name
 from workspace.services.documents import document_edit, document_write
 from workspace.services.uploads import artifact_upload, artifact_version_upload
 from workspace.upload_guard import UploadParsing
@@ -353,10 +353,22 @@ class ArtifactVersionFileApi(WorkspaceApi):
         "image/webp or image/gif; a 3D model as model/gltf-binary or model/gltf+json; a document as "
         "text/markdown or text/plain (UTF-8); a Flow as application/json, its graph. A version stored with any "
         f"other type (from an outside provider, or an asset collection's JSON) comes as {UNDECLARED_MEDIA_TYPE}.",
-        responses={**_version_file_responses(), **error_responses(404)},
+        parameters=[
+            OpenApiParameter(
+                "download",
+                bool,
+                OpenApiParameter.QUERY,
+                required=False,
+                description="`1` (or `true`): sent with `Content-Disposition: attachment; "
+                'filename="<title slug>-v<n>.<ext>"` (e.g. `retro-poster-v2.png`), so a browser saves the '
+                "original file under a name a person recognises. Default: inline.",
+            )
+        ],
+        responses={**_version_file_responses(), **error_responses(400, 404)},
     )
     def get(self, request, workspace_id, artifact_id, number):
         access = self.access()
+        query = validated(serializers.VersionFileQueryIn, request.query_params.dict())
         version = selectors.artifact_version_get(
             workspace_id=access.workspace.pk, artifact_id=artifact_id, number=number
         )
@@ -368,7 +380,10 @@ class ArtifactVersionFileApi(WorkspaceApi):
             charset = "" if media_type == UNDECLARED_MEDIA_TYPE else "; charset=utf-8"
             response = HttpResponse(version.content.encode(), content_type=f"{media_type}{charset}")
             filename = f"v{version.number}"
-        response["Content-Disposition"] = f'inline; filename="{filename}"'
+        if query["download"]:
+            response["Content-Disposition"] = f'attachment; filename="{version_download_name(version)}"'
+        else:
+            response["Content-Disposition"] = f'inline; filename="{filename}"'
         # What a person uploaded or a provider sent is never run as a page of ours.
         response["X-Content-Type-Options"] = "nosniff"
         response["Content-Security-Policy"] = "default-src 'none'; sandbox"

@@ -361,6 +361,15 @@ class ArtifactListOut(serializers.ModelSerializer):
         ]
 
 
+class VersionFileQueryIn(serializers.Serializer):
+    # Not strict: an <img> or a cache-busting link may add parameters of its own.
+    download = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="`1`/`true`: sent as an attachment named `<title slug>-v<n>.<ext>` instead of inline.",
+    )
+
+
 class ArtifactQueryIn(StrictSerializer):
     kind = serializers.ChoiceField(choices=ArtifactKind.choices, required=False)
     q = serializers.CharField(max_length=200, required=False, allow_blank=True)

@@ -216,6 +216,58 @@ def test_it_serves_a_version_file_with_its_media_type(workspace, carol, client_f
     assert response["Content-Disposition"].startswith("inline")
 
 
+def test_it_sends_a_version_as_a_download_named_after_the_artifact(workspace, carol, client_for, poster):
+    from workspace.services.artifacts import artifact_version_add
+
+    # given the poster at a second version, retitled with accents and punctuation
+    Artifact.objects.filter(pk=poster.pk).update(title="Affiche rétro : été 2026!")
+    second = b"\x89PNG\r\n\x1a\n the second one"
+    artifact_version_add(
+        workspace_id=workspace.pk,
+        artifact_id=poster.pk,
+        base_version=1,
+        file=ContentFile(second, name="stored-name-xyz.png"),
+        media_type="image/png",
+    )
+
+    # when a viewer downloads each version
+    first = client_for(carol).get(file_url(workspace.pk, poster.pk, 1), {"download": "1"})
+    latest = client_for(carol).get(file_url(workspace.pk, poster.pk, 2), {"download": "true"})
+
+    # then each is an attachment named after the artifact and its version, with the version's own bytes
+    assert first.status_code == 200
+    assert first["Content-Disposition"] == 'attachment; filename="affiche-retro-ete-2026-v1.png"'
+    assert b"".join(first.streaming_content) == PNG
+    assert latest["Content-Disposition"] == 'attachment; filename="affiche-retro-ete-2026-v2.png"'
+    assert b"".join(latest.streaming_content) == second
+    assert latest["Content-Type"] == "image/png"
+    assert latest["X-Content-Type-Options"] == "nosniff"
+
+
+def test_it_names_downloads_of_text_and_titles_without_latin_letters(workspace, bob, client_for):
+    document = artifact_create(workspace_id=workspace.pk, kind="document", title="Brief", content="# Retro\nwarm")
+    arabic = artifact_create(workspace_id=workspace.pk, kind="document", title="ملصق", content="نص")
+
+    response = client_for(bob).get(file_url(workspace.pk, document.pk, 1), {"download": "1"})
+    assert response["Content-Disposition"] == 'attachment; filename="brief-v1.md"'
+    assert response.content == b"# Retro\nwarm"
+
+    response = client_for(bob).get(file_url(workspace.pk, arabic.pk, 1), {"download": "1"})
+    assert response["Content-Disposition"] == f'attachment; filename="artifact-{arabic.pk}-v1.md"'
+    assert response.content == "نص".encode()
+
+    # and without the parameter (or with it off) the file stays inline
+    for query in ({}, {"download": "0"}):
+        response = client_for(bob).get(file_url(workspace.pk, document.pk, 1), query)
+        assert response["Content-Disposition"].startswith("inline")
+
+
+def test_it_refuses_a_download_flag_it_cannot_read(workspace, bob, client_for, poster):
+    response = client_for(bob).get(file_url(workspace.pk, poster.pk, 1), {"download": "maybe"})
+    error = assert_error(response, 400, "invalid")
+    assert "download" in error["details"]["fields"]
+
+
 def test_it_serves_a_text_version_as_text(workspace, bob, client_for):
     document = artifact_create(workspace_id=workspace.pk, kind="document", title="Brief", content="# Retro\nwarm")
     response = client_for(bob).get(file_url(workspace.pk, document.pk, 1))

@@ -14,12 +14,14 @@ absent from then on. Deleting is irreversible, so it is only ever carried out by
 gave (agents/services/artifact_delete.py opens and settles that card).
 """
 
+from pathlib import PurePosixPath
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
+from django.utils.text import slugify
 
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
@@ -321,3 +323,36 @@ def artifact_delete(*, workspace_id: int, artifact_id: int, deleted_by: Abstract
     )
     domain_events.publish(ARTIFACT_DELETED, workspace_id=workspace_id, artifact_id=artifact.pk)
     return artifact
+
+
+# The extension a downloaded version's file gets, from its media type (what the file endpoint serves).
+DOWNLOAD_EXTENSIONS = {
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/webp": "webp",
+    "image/gif": "gif",
+    "video/mp4": "mp4",
+    "video/quicktime": "mov",
+    "video/webm": "webm",
+    "model/gltf-binary": "glb",
+    "model/gltf+json": "gltf",
+    "text/markdown": "md",
+    "text/plain": "txt",
+    "application/json": "json",
+}
+MAX_DOWNLOAD_STEM_CHARS = 80
+
+
+def version_download_name(version: ArtifactVersion) -> str:
+    """A file name a person recognises on disk: `<title slug>-v<n>.<ext>` ("retro-poster-v2.png").
+
+    A title with nothing ASCII to keep (Arabic, emoji) becomes `artifact-<id>`; a media type we do not know keeps
+    the stored file's own extension, else `bin`.
+    """
+    artifact = version.artifact
+    stem = slugify(artifact.title)[:MAX_DOWNLOAD_STEM_CHARS].strip("-") or f"artifact-{artifact.pk}"
+    extension = DOWNLOAD_EXTENSIONS.get(version.media_type)
+    if extension is None:
+        stored = PurePosixPath(version.file.name).suffix.lstrip(".").lower() if version.file else ""
+        extension = stored if stored.isalnum() and len(stored) <= 8 else "bin"
+    return f"{stem}-v{version.number}.{extension}"
