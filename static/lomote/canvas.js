@@ -43,8 +43,10 @@ function authorText(author, describeTask) {
 }
 
 export class Canvas {
-  constructor({ api, workspaceId, userId, onError, onCard, describeTask }) {
+  constructor({ api, workspaceId, userId, onError, onCard, describeTask, onOpen = () => {}, onClose = () => {} }) {
     this.api = api;
+    this.onOpen = onOpen; // the viewer shows an artifact (the studio targets messages at it, shows the Canvas tab)
+    this.onClose = onClose;
     this.describeTask = describeTask; // task id → how the studio names it ("task #3 “Posters”")
     this.workspaceId = workspaceId;
     this.userId = userId;
@@ -90,6 +92,19 @@ export class Canvas {
     return `${this.api.base}/artifacts/${artifactId}/versions/${number}/file`;
   }
 
+  /** The original file of a version, sent as an attachment named after the artifact ("retro-poster-v2.png"). */
+  downloadUrl(artifactId, number) {
+    return `${this.fileUrl(artifactId, number)}?download=1`;
+  }
+
+  /** A link that saves one version's file; its accessible name says which. */
+  downloadLink(artifact, number, text = "Download") {
+    return h("a", {
+      class: "download", href: this.downloadUrl(artifact.id, number), download: "",
+      "aria-label": `Download version ${number} of ${artifact.title}`, "data-version": String(number),
+    }, text);
+  }
+
   async load() {
     grid().replaceChildren();
     this.artifacts.clear();
@@ -100,12 +115,16 @@ export class Canvas {
 
   // --- grid ---------------------------------------------------------------------------------------------
 
-  preview(artifact, number = artifact.current_version) {
+  preview(artifact, number = artifact.current_version, { tile = false } = {}) {
     const url = this.fileUrl(artifact.id, number);
     if (artifact.kind === "image") return h("img", { src: url, alt: artifact.title });
     if (artifact.kind === "video") {
-      // WebP and GIF animations play as images; real video files get a player.
-      if (isPlayableVideo(artifact.media_type)) return h("video", { src: url, controls: true, muted: true, loop: true, playsinline: true, "aria-label": artifact.title });
+      // WebP and GIF animations play as images; real video files get a player (in a tile, a still that opens it).
+      if (isPlayableVideo(artifact.media_type)) {
+        return tile
+          ? h("video", { src: url, muted: true, playsinline: true, preload: "metadata", "aria-label": artifact.title })
+          : h("video", { src: url, controls: true, muted: true, loop: true, playsinline: true, "aria-label": artifact.title });
+      }
       return h("img", { src: url, alt: artifact.title });
     }
     const label = { flow: "Flow", "3d": "3D" }[artifact.kind] || "Doc";
@@ -130,20 +149,57 @@ export class Canvas {
     const existing = grid().querySelector(`[data-artifact="${artifact.id}"]`);
     if (existing && this.tileShown.get(artifact.id) === shown) return;
     this.tileShown.set(artifact.id, shown);
+    const open = () => this.open(artifact.id).catch((e) => this.onError(e));
+    // The whole thumbnail opens the artifact for a pointer; the caption's button is the one keyboard stop.
     const tile = h(
       "li",
-      { class: "tile", "data-artifact": String(artifact.id), "data-kind": artifact.kind, "data-version": String(artifact.current_version) },
-      this.preview(artifact),
-      h("button", { type: "button", class: "tile-open", onclick: () => this.open(artifact.id) }, h("bdi", { text: artifact.title }), ` · v${artifact.current_version}`),
+      {
+        class: "tile", "data-artifact": String(artifact.id), "data-kind": artifact.kind,
+        "data-version": String(artifact.current_version), "data-task": artifact.created_by_task_id ?? "",
+      },
+      h("div", { class: "tile-thumb", onclick: open }, this.preview(artifact, artifact.current_version, { tile: true })),
+      // The caption wraps (never cut); the full title is also its tooltip.
+      h("button", { type: "button", class: "tile-open", title: `${artifact.title} · v${artifact.current_version}`, onclick: open },
+        h("bdi", { text: artifact.title }), ` · v${artifact.current_version}`),
     );
     if (existing) existing.replaceWith(tile);
-    else grid().prepend(tile);
+    else grid().append(tile);
+    this.arrange();
+  }
+
+  /**
+   * Tiles in a stable order that an update never changes: the newest work first, grouped by the task that made
+   * it (a task's group placed by its newest artifact), and within a group in the order it was made (a series
+   * reads 1, 2, 3). Artifacts ids grow with creation; a new version changes nothing here.
+   */
+  arrange() {
+    const groupOf = (a) => (a.created_by_task_id ? `task:${a.created_by_task_id}` : `artifact:${a.id}`);
+    const newest = new Map();
+    for (const a of this.artifacts.values()) newest.set(groupOf(a), Math.max(newest.get(groupOf(a)) ?? 0, a.id));
+    const order = [...this.artifacts.values()]
+      .sort((a, b) => newest.get(groupOf(b)) - newest.get(groupOf(a)) || (groupOf(a) < groupOf(b) ? -1 : groupOf(a) > groupOf(b) ? 1 : 0) || a.id - b.id)
+      .map((a) => String(a.id));
+    const tiles = [...grid().children];
+    if (tiles.map((t) => t.dataset.artifact).join() === order.join()) return;
+    const byId = new Map(tiles.map((t) => [t.dataset.artifact, t]));
+    // Move only what is out of place, so a focused or playing tile usually stays where it is in the DOM.
+    let previous = null;
+    for (const id of order) {
+      const tile = byId.get(id);
+      if (!tile) continue;
+      const wanted = previous ? previous.nextElementSibling : grid().firstElementChild;
+      if (wanted !== tile) (previous ? previous.after(tile) : grid().prepend(tile));
+      previous = tile;
+    }
   }
 
   /** A grid entry from an artifact's detail (its current version's media type picks the preview). */
   tileOf(detail) {
     const current = detail.versions.find((v) => v.number === detail.current_version) || detail.versions[0] || {};
-    return { id: detail.id, kind: detail.kind, title: detail.title, current_version: detail.current_version, media_type: current.media_type };
+    return {
+      id: detail.id, kind: detail.kind, title: detail.title, current_version: detail.current_version, media_type: current.media_type,
+      created_by_task_id: detail.created_by_task_id,
+    };
   }
 
   async refreshTile(artifactId) {
@@ -194,6 +250,7 @@ export class Canvas {
     delete viewer().dataset.delete;
     this.view = null;
     this.openArtifactId = null;
+    this.onClose(artifactId);
     // The keyboard goes back to the tile that opened the viewer (or the canvas heading if it is gone).
     const tile = document.querySelector(`.tile[data-artifact='${artifactId}'] .tile-open`);
     (tile || document.getElementById("canvas-heading")).focus();
@@ -211,6 +268,7 @@ export class Canvas {
     delete viewer().dataset.delete;
     document.getElementById("viewer-upload-version").hidden = !FILE_KINDS.includes(artifact.kind);
     document.getElementById("viewer-title").replaceChildren(h("bdi", { text: artifact.title }), ` (${artifact.kind})`);
+    this.onOpen(artifact);
     notices().replaceChildren();
     viewerBody().replaceChildren();
     if (artifact.kind === "document") await this.openDocument();
@@ -222,6 +280,11 @@ export class Canvas {
 
   renderVersions() {
     const { artifact } = this.view;
+    // The header's Download saves the version on screen (the current one until another is picked).
+    const download = document.getElementById("viewer-download");
+    download.href = this.downloadUrl(artifact.id, this.view.number);
+    download.setAttribute("aria-label", `Download version ${this.view.number} of ${artifact.title}`);
+    download.textContent = `Download v${this.view.number}`;
     document.getElementById("versions").replaceChildren(
       ...artifact.versions.map((v) =>
         h(
@@ -241,6 +304,7 @@ export class Canvas {
             "aria-expanded": "false",
             onclick: () => this.provenance.toggle(artifact.id, v.number),
           }, "How was this made"),
+          this.downloadLink(artifact, v.number),
         ),
       ),
     );
@@ -264,7 +328,7 @@ export class Canvas {
     if (artifact.kind === "document" || artifact.kind === "flow") {
       const text = await fetchText(this.fileUrl(artifact.id, number));
       viewerBody().querySelector(".version-preview")?.remove();
-      viewerBody().append(h("section", { class: "version-preview", "aria-label": `Version ${number}` }, h("h4", { text: `Version ${number}` }), h("pre", { text })));
+      viewerBody().append(h("section", { class: "version-preview", "aria-label": `Version ${number}` }, h("h4", { text: `Version ${number}` }), h("pre", { text }), this.downloadLink(artifact, number, `Download v${number}`)));
       return;
     }
     this.view.number = number;

@@ -13,6 +13,7 @@ import { FlowThreads } from "./flow_threads.js";
 import { LiveLog } from "./live.js";
 import { MembersPanel } from "./members.js";
 import { MemoryPanel } from "./memory.js";
+import { Tabs } from "./tabs.js";
 import { TaskPanel } from "./task_panel.js";
 
 const root = document.getElementById("studio");
@@ -23,6 +24,20 @@ const select = document.getElementById("workspace");
 const compose = document.getElementById("compose");
 const messageInput = document.getElementById("message");
 const composeError = document.getElementById("compose-error");
+const composeTarget = document.getElementById("compose-target");
+const chatEmpty = document.getElementById("chat-empty");
+// Under 1,000 px the panels are tabs; wider, every panel shows and the tabs only remember the choice.
+const tabs = new Tabs(root);
+
+// The empty chat says what one can ask for; an example goes into the message box, to send as is or to change.
+const showEmptyChat = () => { chatEmpty.hidden = chat.childElementCount > 0; };
+new MutationObserver(showEmptyChat).observe(chat, { childList: true });
+for (const example of chatEmpty.querySelectorAll("button.example")) {
+  example.addEventListener("click", () => {
+    messageInput.value = example.textContent;
+    messageInput.focus();
+  });
+}
 
 const ROUTES = {
   new_task: "routed to a new task:",
@@ -88,9 +103,17 @@ class Studio {
     this.jobs = new Map(); // job id → its progress entry in the chat
     this.messages = new Set();
     this.askedAt = new Map(); // clarification card id → when the message it asks about was sent
+    // Where the next message goes besides Main: the artifact open in the viewer (delivered to the task that made
+    // it), until the person removes it from the compose box or closes the viewer. null: to Main, routed there.
+    this.target = null;
     this.canvas = new Canvas({
       api: this.api, workspaceId, userId: this.userId, onError: (e) => this.error(e), onCard: (cardId) => this.revealCard(cardId),
       describeTask: (taskId) => this.taskLabel(taskId),
+      onOpen: (artifact) => {
+        tabs.show("canvas");
+        this.setTarget({ artifact: artifact.id, title: artifact.title, kind: artifact.kind, task: artifact.created_by_task_id });
+      },
+      onClose: (artifactId) => { if (this.target?.artifact === artifactId) this.setTarget(null); },
     });
     this.memory = new MemoryPanel({ api: this.api, userId: this.userId, onCard: (cardId) => this.revealCard(cardId) });
     // The memory panel names people from the member list: a new member's name is learnt here.
@@ -112,6 +135,7 @@ class Studio {
   async start() {
     chat.replaceChildren();
     taskList.replaceChildren();
+    this.setTarget(null);
     const workspace = await this.api.get("/");
     const onCard = (cardId) => this.revealCard(cardId);
     this.billing = new BillingPanel({ api: this.api, role: workspace.role, taskLabel: (id) => this.taskLabel(id), onCard });
@@ -191,6 +215,7 @@ class Studio {
     items.sort((a, b) => a.at - b.at || a.rank - b.rank || a.id - b.id);
     chat.replaceChildren();
     for (const item of items) item.show();
+    showEmptyChat(); // a chat that stays empty changes nothing the observer would see
     this.scroll();
   }
 
@@ -252,10 +277,41 @@ class Studio {
     chat.scrollTop = chat.scrollHeight;
   }
 
+  // --- where a message goes -------------------------------------------------------------------------------
+
+  /** Show the compose box's target as a chip with a button that removes it (then the message goes to Main). */
+  setTarget(target) {
+    this.target = target;
+    composeTarget.hidden = !target;
+    composeTarget.dataset.artifact = target ? String(target.artifact) : "";
+    if (!target) {
+      composeTarget.replaceChildren();
+      return;
+    }
+    // A work a task made goes to that task; one no task made goes to Main with a note of what it is about.
+    const where = target.task ? `goes to its task, ${this.taskLabel(target.task)}` : "goes to Main, about this artifact";
+    composeTarget.replaceChildren(
+      h("span", { class: "chip", id: "compose-target-chip" },
+        h("span", { class: "chip-label", text: "To: " }),
+        h("bdi", { class: "chip-title", text: target.title }),
+        h("span", { class: "chip-kind", text: ` (${target.kind})` }),
+        h("button", {
+          type: "button", class: "chip-remove", id: "compose-target-remove",
+          "aria-label": `Remove “${target.title}” as the target: send to Main instead`,
+          title: "Send to Main instead",
+          onclick: () => {
+            this.setTarget(null);
+            messageInput.focus();
+          },
+        }, "×")),
+      h("span", { class: "hint", text: ` Your message ${where}.` }),
+    );
+  }
+
   async send(text) {
     composeError.hidden = true;
     const body = { text };
-    if (this.canvas.openArtifactId) body.artifact = this.canvas.openArtifactId;
+    if (this.target) body.artifact = this.target.artifact;
     const message = await this.api.post("/messages/", body);
     if (message.task && !this.tasks.has(message.task)) await this.loadTask(message.task);
     this.showMessage(message);
@@ -310,6 +366,7 @@ class Studio {
   /** Show a card and bring it into view with the keyboard on it (a card another panel asked for). */
   async revealCard(cardId) {
     await this.fetchCard(cardId);
+    tabs.show("chat");
     const heading = this.cards.get(cardId)?.querySelector(".card-title");
     heading?.scrollIntoView({ block: "center" });
     heading?.focus();
@@ -464,14 +521,19 @@ class Studio {
       if (task) { task.checklist = data.checklist; this.renderTasks(); }
     } else if (kind.startsWith("card.")) {
       this.fetchCard(data.card);
+      if (kind === "card.opened") tabs.mark("chat");
       if (data.kind === "quote") this.billing.apply(event);
     } else if (kind.startsWith("generation.")) {
       this.showJob(data, event.at);
-      if (kind === "generation.succeeded" && data.artifact) this.canvas.artifactChanged(data.artifact, { version: data.version, author: { type: "task", task: data.task } });
+      if (kind === "generation.succeeded" && data.artifact) {
+        this.canvas.artifactChanged(data.artifact, { version: data.version, author: { type: "task", task: data.task } });
+        tabs.mark("canvas");
+      }
     } else if (kind.startsWith("billing.")) {
       this.billing.apply(event);
     } else if (kind === "artifact.created" || kind === "artifact.version_added") {
       this.canvas.artifactChanged(data.artifact, data);
+      tabs.mark("canvas");
     } else if (kind === "artifact.deleted") {
       this.canvas.artifactDeleted(data.artifact, data);
     } else if (kind === "flow.node" || kind === "flow.run" || kind === "flow.stale") {
