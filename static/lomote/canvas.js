@@ -101,7 +101,8 @@ export class Canvas {
   downloadLink(artifact, number, text = "Download") {
     return h("a", {
       class: "download", href: this.downloadUrl(artifact.id, number), download: "",
-      "aria-label": `Download version ${number} of ${artifact.title}`, "data-version": String(number),
+      // The visible text starts the accessible name (WCAG 2.5.3), the artifact's title completes it.
+      "aria-label": `${text} (version ${number} of ${artifact.title})`, "data-version": String(number),
     }, text);
   }
 
@@ -283,8 +284,8 @@ export class Canvas {
     // The header's Download saves the version on screen (the current one until another is picked).
     const download = document.getElementById("viewer-download");
     download.href = this.downloadUrl(artifact.id, this.view.number);
-    download.setAttribute("aria-label", `Download version ${this.view.number} of ${artifact.title}`);
     download.textContent = `Download v${this.view.number}`;
+    download.setAttribute("aria-label", `${download.textContent} (version ${this.view.number} of ${artifact.title})`);
     document.getElementById("versions").replaceChildren(
       ...artifact.versions.map((v) =>
         h(

@@ -507,9 +507,11 @@ class Studio {
     } else if (kind === "task.created") {
       this.tasks.set(data.task, { ...(this.tasks.get(data.task) || {}), id: data.task, title: data.title, kind: data.kind, status: "active", stop_reason: "" });
       this.renderTasks();
+      if (data.kind === "persistent") tabs.mark("tasks");
     } else if (kind === "task.promoted") {
       const task = this.tasks.get(data.task);
       if (task) { task.kind = data.kind; this.renderTasks(); } else this.loadTask(data.task);
+      tabs.mark("tasks");
     } else if (kind === "task.status") {
       const task = this.tasks.get(data.task) || { id: data.task, title: "" };
       Object.assign(task, { status: data.status, stop_reason: data.stop_reason, waiting_for: data.waiting_for });

@@ -231,6 +231,7 @@ def test_it_lets_owners_change_the_limits_and_shows_others_them_read_only(studio
         other = context.new_page()
         try:
             _log_in_as(other, studio, username)
+            other.get_by_role("tab", name="Billing").click()  # at 800 px the studio is tabs
             # then they see the limits, read-only, and why
             expect(other.locator("#policy")).to_have_attribute("data-cap", "400")
             expect(other.get_by_label("Per request, up to (credits)")).to_have_value("50")

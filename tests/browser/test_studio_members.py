@@ -43,6 +43,8 @@ def test_it_lets_an_owner_invite_by_username_and_change_a_role_at_800_px(studio,
     bob = _person(make_user, "bob")
     page.set_viewport_size({"width": 800, "height": 1000})
     log_in(page, studio)
+    # (at 800 px the studio is tabs: members are under More)
+    page.get_by_role("tab", name="More").click()
     panel = page.locator("#members-panel")
     panel.scroll_into_view_if_needed()
     expect(panel.locator(".member")).to_have_count(1)

@@ -219,6 +219,7 @@ def test_a_resumed_task_says_why_it_waits_and_links_its_review_card(studio, page
         other.get_by_label("Password").fill(PASSWORD)
         other.keyboard.press("Enter")
         other.locator("#studio[data-ready='true']").wait_for()
+        other.get_by_role("tab", name="Tasks").click()  # at 800 px the studio is tabs
         other.locator(f"#tasks [data-task='{task.pk}'] .task-open").click()
         other_detail = other.locator("#task-detail")
 
