@@ -103,6 +103,7 @@ from agents.scripted.task_requests import (
     item_references,
     seconds_wanted,
 )
+from lomote.understanding import decide
 from lomote.understanding.counts import count_of
 from lomote.understanding.languages import SERIES_WORDS
 from lomote.understanding.sources import Candidate, SourceReading, source_read
@@ -694,6 +695,10 @@ def items_from_brief(brief: str, lang: str, *, count: int | None = None, label: 
     return _titles(brief, lang, min(counted, MAX_ITEMS) if counted and counted >= 2 else None, label)
 
 
+# One piece or several: closer than this, route_act's two readings are a tie a series word breaks (set by hand).
+SERIES_TIE = 0.15
+
+
 def series_noun(brief: str, lang: str, label: str | None = None) -> str | None:
     """The plural a brief asks for without saying how many — "a series of retro brand posters", "une série
     d'affiches", "some posters" → the kind's plural ("posters", "affiches") — else None.
@@ -709,9 +714,16 @@ def series_noun(brief: str, lang: str, label: str | None = None) -> str | None:
     label = label or label_of(text)
     if label not in MAKEABLE or label == "document" or len(items_from_brief(text, lang, label=label)) != 1:
         return None
-    words = set(re.findall(r"\w+", fold(text)))
-    series = {fold(word) for words_of in SERIES_WORDS.values() for word in words_of}
-    return label_name(label, lang, plural=True) if words & series else None
+    # Several pieces or one, read by meaning (route_act); a series word only breaks a tie between the two
+    # ("our new mug collection" is one cover about a collection, not a set of covers).
+    reading = dict(decide("route_act", text).ranking)
+    one, series = reading.get("make_one", 0.0), reading.get("make_series", 0.0)
+    if abs(one - series) < SERIES_TIE:
+        words = set(re.findall(r"\w+", fold(text)))
+        several = bool(words & {fold(word) for words_of in SERIES_WORDS.values() for word in words_of})
+    else:
+        several = series > one
+    return label_name(label, lang, plural=True) if several else None
 
 
 # --- the planner ------------------------------------------------------------------------------------------
