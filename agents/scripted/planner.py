@@ -695,6 +695,8 @@ def items_from_brief(brief: str, lang: str, *, count: int | None = None, label: 
     return _titles(brief, lang, min(counted, MAX_ITEMS) if counted and counted >= 2 else None, label)
 
 
+# Kinds of work whose headline is a wordmark: without a name given, they carry none.
+MARKS = ("logo", "icon", "sticker")
 # One piece or several: closer than this, route_act's two readings are a tie a series word breaks (set by hand).
 SERIES_TIE = 0.15
 
@@ -1635,7 +1637,9 @@ class _Planner:
             image_format = format_of(label)
             if image_format:
                 arguments["format"] = image_format
-            arguments["title"] = self.headline(item, label)
+            headline = self.headline(item, label)
+            if headline:
+                arguments["title"] = headline
         if strategy.kind != "video":
             if strategy.kind in SOURCE_KINDS and not revision_of(item) and source_of(item):
                 arguments["source_artifact_id"] = source_of(item)  # the person's file it starts from
@@ -1697,7 +1701,7 @@ class _Planner:
     def headline(self, item: dict[str, Any], label: str | None) -> str:
         """What an image's headline says: the subject of its item — after the dash of the planner's own title,
         else read by meaning in its title, its request or the brief — else the kind's name; never a count or the
-        planner's numbering."""
+        planner's numbering. A mark (logo, icon, sticker) with no subject has none: its wordmark would read "Logo"."""
         title = item.get("title") or ""
         if " — " in title:
             return title.split(" — ", 1)[1].strip()[:MAX_SUBJECT]
@@ -1705,6 +1709,8 @@ class _Planner:
             subject = subject_of(text, MAX_SUBJECT) if text else ""
             if subject and not titled_label(subject, self.lang):
                 return subject
+        if label in MARKS:
+            return ""
         return _capitalised(label_name(label or "image", self.lang))
 
     def summary(self) -> list[str]:

@@ -60,7 +60,7 @@ def test_it_says_at_once_on_a_card_what_writing_needs_instead_of_stopping_silent
     assert card.kind == CardKind.CHOICE
     text = card.body or card.title
     assert "model profile" in text and "manage.py model_profile" in text and "skeleton" in text
-    assert "“Description — tea”" in text
+    assert "“Document — new tea”" in text
     assert [o["label"] for o in card.options] == ["Create a skeleton document", "I'll set a model profile"]
     # and nothing was written pretending to be the text, and no stall was left for the person to notice
     assert not Artifact.objects.filter(workspace=task.workspace).exists()
@@ -90,9 +90,9 @@ def test_it_creates_a_skeleton_document_titled_from_the_request_when_the_person_
     outcome = run_queued(task)
     # then a real document exists, made through write_document: titled from the request, the brief, headings
     document = Artifact.objects.get(workspace=task.workspace, kind=ArtifactKind.DOCUMENT)
-    assert document.title == "Description — tea"
+    assert document.title == "Document — new tea"
     content = document.versions.get(number=1).content
-    assert content.startswith("# Description — tea\n")
+    assert content.startswith("# Document — new tea\n")
     assert TEA in content and "## Headline" in content and "## Call to action" in content
     assert "no text was written" in content
     # and the item says honestly that the text itself was not written; the task is finished, with no stall
