@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 from lomote.understanding.banks import ASK, Bank, bank_load, thresholds_load
 from lomote.understanding.encoder import Encoder, EncoderUnavailable, encode_cached, encoder_current, encoder_default
 from lomote.understanding.languages import CLAUSE_JOINERS
-from lomote.understanding.normalise import fold, normalise
+from lomote.understanding.normalise import fold, meaningful, normalise
 
 DECISIONS = ("kind", "edit", "route_act", "source", "source_time")
 DEFAULT_THRESHOLD = 0.5  # used until thresholds.yaml names one for the decision
@@ -108,6 +108,7 @@ class Classifier:
         `encoder` is an instance of the model this classifier was trained with (a workspace's own, carrying its
         key); by default the one it was trained through."""
         dense, grams, pairs = self._weights
+        texts = [meaningful(text) for text in texts]
         logits = (encoder or self.encoder).encode(texts) @ dense + self.model.intercept_
         logits += NGRAM_WEIGHT * (self.ngrams.transform(texts) @ grams)
         logits += PAIR_WEIGHT * (self.pairs.transform(texts) @ pairs)

@@ -31,3 +31,13 @@ def plural_cut(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
+
+
+# What carries no meaning for a decision: links, markup, and unbroken runs too long to be words (hashes, file
+# names, encoded ids). Pasted beside a request, they would outweigh its words in the character n-grams.
+_NOISE = re.compile(r"(?:https?://|www\.)\S+|<[^>]{0,200}>|\S{31,}")
+
+
+def meaningful(text: str) -> str:
+    """The text a decision reads: its words, without links, markup or unbroken runs of 31+ characters."""
+    return " ".join(_NOISE.sub(" ", text or "").split())

@@ -168,3 +168,15 @@ def test_texts_that_say_little_get_the_default_or_their_one_clear_word(text, exp
     from lomote.understanding.language_id import language_identify
 
     assert language_identify(text) == expected
+
+
+def test_links_markup_and_long_unbroken_runs_do_not_outweigh_a_request_s_words():
+    from lomote.understanding import decide
+    from lomote.understanding.normalise import meaningful
+
+    # given a request for posters with a link, a hash and markup pasted beside it
+    url = "https://cdn.example.com/uploads/" + "a1b2c3d4e5" * 10 + "/final.png"
+    text = f"Make a series of 3 retro brand posters for {url} {'9f86d081' * 10} <b>bold</b>"
+    # then the decision reads the words, as it reads them alone
+    assert meaningful(text) == "Make a series of 3 retro brand posters for bold"
+    assert decide("kind", text).label == decide("kind", "Make a series of 3 retro brand posters").label == "poster"
