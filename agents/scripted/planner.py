@@ -697,7 +697,7 @@ def items_from_brief(brief: str, lang: str, *, count: int | None = None, label: 
 
 # Kinds of work whose headline is a wordmark: without a name given, they carry none.
 MARKS = ("logo", "icon", "sticker")
-# One piece or several: closer than this, route_act's two readings are a tie a series word breaks (set by hand).
+# One piece clearly read: route_act's make_one this far above make_series vetoes a series word (set by hand).
 SERIES_TIE = 0.15
 
 
@@ -716,15 +716,13 @@ def series_noun(brief: str, lang: str, label: str | None = None) -> str | None:
     label = label or label_of(text)
     if label not in MAKEABLE or label == "document" or len(items_from_brief(text, lang, label=label)) != 1:
         return None
-    # Several pieces or one, read by meaning (route_act); a series word only breaks a tie between the two
-    # ("our new mug collection" is one cover about a collection, not a set of covers).
-    reading = dict(decide("route_act", text).ranking)
-    one, series = reading.get("make_one", 0.0), reading.get("make_series", 0.0)
-    if abs(one - series) < SERIES_TIE:
-        words = set(re.findall(r"\w+", fold(text)))
-        several = bool(words & {fold(word) for words_of in SERIES_WORDS.values() for word in words_of})
-    else:
-        several = series > one
+    # A series word ("set", "colección") asks for several only when route_act does not clearly read one piece:
+    # "our new mug collection" is one cover about a collection, "a set of icons" several icons.
+    words = set(re.findall(r"\w+", fold(text)))
+    several = bool(words & {fold(word) for words_of in SERIES_WORDS.values() for word in words_of})
+    if several:
+        reading = dict(decide("route_act", text).ranking)
+        several = reading.get("make_one", 0.0) - reading.get("make_series", 0.0) < SERIES_TIE
     return label_name(label, lang, plural=True) if several else None
 
 
