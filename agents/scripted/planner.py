@@ -905,7 +905,9 @@ class _Planner:
             if all(is_acknowledgement(t) for t in changes):
                 return Decision([w["ack"]])
             asked = classify(text)
-            if asked is not None and asked != strategy and self.asks_to_make(text):
+            # "Make the teapot taller" is a change to the result, not new work of another kind.
+            new_work = self.asks_to_make(text) and not change_requested(animate_phrases(text), kind_word)
+            if asked is not None and asked != strategy and new_work:
                 # Another kind of work from the result ("now animate it"): a new artifact, started from it.
                 source = f" [from artifact {made}]" if asked.kind == "video" else ""
                 item = {"position": item.get("position"), "title": title, "evidence": REQUEST_PREFIX + text + source}

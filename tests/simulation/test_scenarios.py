@@ -18,11 +18,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 TARGETS = ("stalls", "duplicate generations", "unnecessary confirmations", "follow-ups routed right", "split copies")
 
 
-@pytest.mark.xfail(
-    reason="known regression (issue 32 note, stop 39): asset_3d's 'Make the teapot taller' is read by the edit "
-    "decision as text_smaller and makes no new version of the 3D model; every other scenario meets its targets",
-    strict=False,
-)
 def test_every_scenario_meets_the_targets_as_written_and_with_a_worker_killed():
     out = StringIO()
     # when every scenario runs, clean and with a kill

@@ -212,6 +212,21 @@ def test_edits_stay_within_bounds_and_move_relative_to_what_was_recorded():
         edit_params({}, ["sparklier"])
 
 
+def test_a_proportion_change_stretches_a_model_and_resizes_a_picture():
+    # a 3D model (no canvas recorded): its stretch moves, and its mesh is that much taller, the width kept
+    model = edit_params({"shape": "cylinder", "seed": 3}, ["taller"])
+    assert model["stretch_y"] == 1.3 and model["stretch_x"] == 1.0
+    before = json.loads(render("3d", "a ceramic teapot", {"shape": "cylinder", "seed": 3}).content)["accessors"][0]
+    after = json.loads(render("3d", "a ceramic teapot", model).content)["accessors"][0]
+    assert after["max"][1] - after["min"][1] == pytest.approx(1.3 * (before["max"][1] - before["min"][1]), rel=1e-5)
+    assert after["max"][0] - after["min"][0] == pytest.approx(before["max"][0] - before["min"][0], rel=1e-5)
+    # a picture: its canvas side moves (the stretch stays neutral, so a second change is not applied twice)
+    poster = edit_params({"width": 800, "height": 1000}, ["wider"])
+    assert (poster["width"], poster["height"], poster["stretch_x"]) == (1040, 1000, 1.0)
+    assert edit_params({"width": 2000, "height": 1000}, ["wider"])["width"] == 2048  # the provider's bound
+    assert edit_params({"stretch_y": 2.4}, ["taller"])["stretch_y"] == LOOK_BOUNDS["stretch_y"][1]
+
+
 def test_it_writes_the_title_from_a_quoted_phrase():
     style = style_for('neon poster "Night Drive" for a club')
     assert (style.title, style.palette_name, style.typography) == ("Night Drive", "neon", "bold")

@@ -33,6 +33,10 @@ EDIT_CHANGES = (
     "shorter",
     "longer",
     "rounder",
+    "taller",
+    "flatter",
+    "wider",
+    "narrower",
     "mood_calmer",
     "mood_livelier",
 )
@@ -45,6 +49,8 @@ LOOK_DEFAULTS: dict[str, float] = {
     "contrast": 1.0,
     "text_scale": 1.0,
     "roundness": 0.0,
+    "stretch_x": 1.0,  # a 3D model's proportions (width, height); a picture's are its canvas size
+    "stretch_y": 1.0,
 }
 LOOK_BOUNDS: dict[str, tuple[float, float]] = {
     "warmth": (-1.0, 1.0),
@@ -53,7 +59,12 @@ LOOK_BOUNDS: dict[str, tuple[float, float]] = {
     "contrast": (0.5, 1.8),
     "text_scale": (0.5, 1.8),
     "roundness": (0.0, 1.0),
+    "stretch_x": (0.4, 2.5),
+    "stretch_y": (0.4, 2.5),
 }
+SIDE_BOUNDS = (64, 2048)  # the procedural provider's own (MIN_SIDE, MAX_SIDE)
+# A proportion change moves a picture's canvas side when its version recorded one, else the model's stretch.
+STRETCH_SIDES = {"stretch_x": "width", "stretch_y": "height"}
 FRAMES_BOUNDS = (2, 48)
 
 # change → {parameter: (how, amount)}: "mul" scales what was recorded, "add" adds to it. One step is clearly
@@ -71,6 +82,10 @@ STEPS: dict[str, dict[str, tuple[str, float]]] = {
     "text_bigger": {"text_scale": ("mul", 1.3)},
     "text_smaller": {"text_scale": ("mul", 0.75)},
     "rounder": {"roundness": ("add", 0.5)},
+    "taller": {"stretch_y": ("mul", 1.3)},
+    "flatter": {"stretch_y": ("mul", 0.77)},
+    "wider": {"stretch_x": ("mul", 1.3)},
+    "narrower": {"stretch_x": ("mul", 0.77)},
     # a mood is the look's energy: calmer is softer and quieter, livelier is more vivid and punchier
     "mood_calmer": {"saturation": ("mul", 0.75), "contrast": ("mul", 0.88), "brightness": ("mul", 1.06)},
     "mood_livelier": {"saturation": ("mul", 1.3), "contrast": ("mul", 1.12)},
@@ -134,6 +149,11 @@ def edit_params(
                 if "frames" in params:
                     low, high = FRAMES_BOUNDS
                     params["frames"] = max(low, min(high, round(int(params["frames"]) * amount)))
+                continue
+            side = STRETCH_SIDES.get(name)
+            if side and side in params:
+                low, high = SIDE_BOUNDS
+                params[side] = max(low, min(high, round(int(params[side]) * amount)))
                 continue
             value = params[name] * amount if how == "mul" else params[name] + amount
             params[name] = _bounded(name, value)

@@ -46,7 +46,7 @@ from lomote.understanding import decide
 from lomote.understanding.subject import subject_of
 from workspace.providers import tracing
 from workspace.providers.base import Output, ReportFn, WorkerProvider
-from workspace.providers.edits import EDIT_CHANGES, LOOK_BOUNDS, LOOK_DEFAULTS, edit_params
+from workspace.providers.edits import EDIT_CHANGES, LOOK_BOUNDS, LOOK_DEFAULTS, SIDE_BOUNDS, edit_params
 from workspace.selectors import artifact_version_get
 
 RGB = tuple[int, int, int]
@@ -116,7 +116,7 @@ COMPOSITION_WORDS: dict[str, tuple[str, ...]] = {
 BOLD_WORDS = ("bold", "gras", "retro", "rétro", "brand", "marque", "display", "loud", "punchy", "vintage", "neon")
 LIGHT_WORDS = ("elegant", "élégant", "élégante", "minimal", "minimalist", "luxury", "luxe", "light", "fine", "thin")
 DEFAULT_SIZES = {"poster": (768, 1024), "landscape": (1024, 640), "pattern": (768, 768), "logo": (768, 768)}
-MIN_SIDE, MAX_SIDE = 64, 2048
+MIN_SIDE, MAX_SIDE = SIDE_BOUNDS
 MAX_FRAMES = 48
 MAX_TITLE = 28
 
@@ -131,6 +131,8 @@ class Style:
     contrast: float
     text_scale: float
     roundness: float
+    stretch_x: float  # a 3D model's width and height, relative to its shape's own
+    stretch_y: float
     layout: str
     motif: str
     typography: str  # bold | regular | light
@@ -1181,6 +1183,7 @@ _SHAPES: dict[str, Shape] = {
 def build_gltf(style: Style) -> dict[str, Any]:
     """A glTF 2.0 asset: one flat-shaded mesh, each face coloured from the palette, buffer embedded."""
     vertices, faces, face_bands = _SHAPES.get(style.shape, _SHAPES["cube"])
+    vertices = [(x * style.stretch_x, y * style.stretch_y, z * style.stretch_x) for x, y, z in vertices]
     face_colors = list(style.palette[1:5])
     positions: list[tuple[float, float, float]] = []
     normals: list[tuple[float, float, float]] = []
