@@ -341,6 +341,24 @@ class CardListApi(WorkspaceApi):
         return self.get_paginated_response(serializers.CardOut(page, many=True).data)
 
 
+class ReplyListApi(WorkspaceApi):
+    serializer_class = serializers.ReplyOut
+
+    @extend_schema(
+        operation_id="replies_list",
+        description="What the agent said to the person in the workspace's tasks, newest first: its questions, "
+        "notes, why it stopped and what it made, one entry per step that wrote words, with the inbox messages it "
+        "answers. Filter with `task`. Live, each arrives as a `step.committed` event with its text.",
+        parameters=[OpenApiParameter("task", int, description="Only this task's words.")],
+        responses={200: serializers.ReplyOut(many=True), **error_responses(400, 404)},
+    )
+    def get(self, request, workspace_id):
+        access = self.access()
+        query = validated(serializers.ReplyQueryIn, request.query_params.dict())
+        page = self.paginate_queryset(selectors.reply_list(access=access, task_id=query.get("task")))
+        return self.get_paginated_response(serializers.ReplyOut(page, many=True).data)
+
+
 class CardDetailApi(WorkspaceApi):
     serializer_class = serializers.CardOut
 

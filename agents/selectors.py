@@ -114,6 +114,24 @@ def task_log(*, access: Access, task_id: int) -> QuerySet[Turn]:
     )
 
 
+def reply_list(*, access: Access, task_id: int | None = None) -> QuerySet[Step]:
+    """What the agent said in the workspace's tasks (or one task's), newest first: each step that wrote words
+    to the person, with its task and the inbox messages it read (what it answers). Steps that only called
+    tools say nothing and are left out."""
+    if task_id is not None:
+        _task_exists(access=access, task_id=task_id)
+    consumed = InboxMessage.objects.order_by("pk").only("pk", "consumed_by_step_id")
+    steps = Step.objects.filter(turn__task__workspace=access.workspace).exclude(text="")
+    if task_id is not None:
+        steps = steps.filter(turn__task_id=task_id)
+    return (
+        steps.select_related("turn")
+        .only("pk", "index", "number", "text", "model", "created_at", "turn__id", "turn__task_id")
+        .prefetch_related(Prefetch("consumed_messages", queryset=consumed))
+        .order_by("-pk")
+    )
+
+
 def inbox_list(*, access: Access, task_id: int) -> QuerySet[InboxMessage]:
     """The task's inbox in arrival order, whatever the status (withdrawn and replaced messages included)."""
     _task_exists(access=access, task_id=task_id)

@@ -427,6 +427,34 @@ class TaskLogQueryIn(PageQueryIn):
 # --- inbox ------------------------------------------------------------------------------------------------
 
 
+class ReplyQueryIn(PageQueryIn):
+    task = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False)
+
+
+class ReplyOut(serializers.ModelSerializer):
+    """The agent's words to the person in one step of a task."""
+
+    task = serializers.IntegerField(source="turn.task_id", read_only=True)
+    turn = serializers.IntegerField(source="turn.id", read_only=True)
+    answers = serializers.SerializerMethodField(
+        help_text="The inbox messages (ids) the step read: the person's words it answers. A Main message names "
+        "its inbox message as `inbox_message`."
+    )
+
+    class Meta:
+        model = Step
+        fields = ["id", "task", "turn", "index", "number", "text", "model", "answers", "created_at"]
+        read_only_fields = fields
+        extra_kwargs = {
+            "index": {"help_text": "The step's place in its turn (the `step` of its step.committed event)."},
+            "number": {"help_text": "The step's number across the task's turns."},
+            "model": {"help_text": "What answered: a model's name, or Lomote's scripted planner."},
+        }
+
+    def get_answers(self, step) -> list[int]:
+        return [message.pk for message in step.consumed_messages.all()]
+
+
 class InboxMessageOut(serializers.ModelSerializer):
     author = serializers.CharField(
         source="author.username", allow_null=True, read_only=True, help_text="Null when an API key posted it."

@@ -25,6 +25,7 @@ urlpatterns = [
     path(MESSAGE + "withdraw/", apis.TaskMessageWithdrawApi.as_view(), name="task-message-withdraw"),
     path(MESSAGE + "replace/", apis.TaskMessageReplaceApi.as_view(), name="task-message-replace"),
     path("workspaces/<id:workspace_id>/cards/", apis.CardListApi.as_view(), name="card-list"),
+    path("workspaces/<id:workspace_id>/replies/", apis.ReplyListApi.as_view(), name="reply-list"),
     path("workspaces/<id:workspace_id>/memories/forget/", apis.MemoryForgetApi.as_view(), name="memory-forget"),
     path(CARD, apis.CardDetailApi.as_view(), name="card-detail"),
     path(

@@ -1688,7 +1688,13 @@ class _Planner:
         found = titled_label(title, self.lang)
         if found is not None:
             return found
-        for text in (title, request_of(item) or "", self.task.get("brief") or ""):
+        brief = self.task.get("brief") or ""
+        texts = [title, request_of(item) or "", brief]
+        if title and fold(title) in fold(brief):
+            # A title cut from the person's words ("Haiku about autumn leaves" from "Write a haiku about…") lost
+            # what they asked to do with it: their whole sentence is read first.
+            texts = [brief, *texts[:2]]
+        for text in texts:
             label = label_of(animate_phrases(text))
             if label in MAKEABLE:
                 return label

@@ -102,6 +102,8 @@ class Studio {
     this.cards = new Map(); // card id → its element in the chat
     this.jobs = new Map(); // job id → its progress entry in the chat
     this.messages = new Set();
+    this.replies = new Map(); // "turn:index" → the agent's words from that step, in the chat
+    this.asked = new Map(); // inbox message id → the person's words it carries (what a reply answers)
     this.askedAt = new Map(); // clarification card id → when the message it asks about was sent
     // Where the next message goes besides Main: the artifact open in the viewer (delivered to the task that made
     // it), until the person removes it from the compose box or closes the viewer. null: to Main, routed there.
@@ -192,19 +194,21 @@ class Studio {
    * together with the tasks that name them, then merged by creation time and rendered once.
    */
   async loadChat() {
-    const [messages, cards, jobs] = await Promise.all([
+    const [messages, cards, jobs, replies] = await Promise.all([
       this.api.get(`/messages/?limit=${CHAT_PAGE}`),
       this.api.get(`/cards/?limit=${CHAT_PAGE}`),
       this.api.get(`/jobs/?limit=${CHAT_PAGE}`),
+      this.api.get(`/replies/?limit=${CHAT_PAGE}`),
       this.loadTasks(),
     ]);
     // A list with more behind its page only covers the time since its oldest item: older items of the other
     // lists would show without their context, so the chat starts where every list is complete.
-    const since = Math.max(...[messages, cards, jobs].map((page) => (page.next && page.results.length ? at(page.results.at(-1).created_at) : -Infinity)));
+    const since = Math.max(...[messages, cards, jobs, replies].map((page) => (page.next && page.results.length ? at(page.results.at(-1).created_at) : -Infinity)));
     const items = [
       ...messages.results.map((m) => ({ at: at(m.created_at), rank: 0, id: m.id, show: () => this.showMessage(m), task: m.task })),
       ...cards.results.map((c) => ({ at: at(c.created_at), rank: 1, id: c.id, show: () => this.showCard(c), task: c.task })),
       ...jobs.results.map((j) => ({ at: at(j.created_at), rank: 2, id: j.id, show: () => this.showJob(this.jobEntry(j), j.created_at), task: j.task_id })),
+      ...replies.results.map((r) => ({ at: at(r.created_at), rank: 3, id: r.id, show: () => this.showReply(r), task: r.task })),
     ].filter((item) => item.at >= since);
     // A clarification card is stored just before the message that asked it: it shows after that message.
     for (const m of messages.results) if (m.route === "clarify" && m.card) this.askedAt.set(m.card, at(m.created_at));
@@ -250,6 +254,7 @@ class Studio {
       if (item) item.dataset.at = String(at(message.created_at));
       return;
     }
+    if (message.inbox_message) this.asked.set(message.inbox_message, message.text);
     const route = ROUTES[message.route] || message.route;
     const routeText = message.task ? `${route} ${this.taskLabel(message.task)}` : route;
     const item = h(
@@ -275,6 +280,26 @@ class Studio {
 
   scroll() {
     chat.scrollTop = chat.scrollHeight;
+  }
+
+  /**
+   * The agent's own words in a task (a question, a note, why it stopped, what it made), from REST or live from
+   * its step.committed event; shown once per step, after the person's message it answers.
+   */
+  showReply(reply) {
+    const key = `${reply.turn}:${reply.index}`;
+    if (this.replies.has(key) || !(reply.text || "").trim()) return;
+    const answered = (reply.answers || []).map((id) => this.asked.get(id)).find(Boolean);
+    const item = h(
+      "li",
+      { class: "msg agent", "data-reply": key, "data-task": String(reply.task) },
+      h("p", { class: "who" }, h("bdi", { text: this.taskLabel(reply.task) })),
+      answered ? h("p", { class: "answers", dir: "auto", text: `↳ answering “${answered.length > 80 ? `${answered.slice(0, 79)}…` : answered}”` }) : null,
+      h("p", { class: "text", dir: "auto", text: reply.text }),
+    );
+    this.replies.set(key, item);
+    this.place(at(reply.created_at), item);
+    this.scroll();
   }
 
   // --- where a message goes -------------------------------------------------------------------------------
@@ -518,6 +543,8 @@ class Studio {
       this.tasks.set(data.task, task);
       this.renderTasks();
       if (!task.title) this.loadTask(data.task);
+    } else if (kind === "step.committed") {
+      if (data.text) this.showReply({ task: data.task, turn: data.turn, index: data.step, text: data.text, answers: data.consumed_messages, created_at: event.at });
     } else if (kind === "task.checklist") {
       const task = this.tasks.get(data.task);
       if (task) { task.checklist = data.checklist; this.renderTasks(); }
@@ -550,7 +577,7 @@ class Studio {
     } else if (kind.startsWith("api_key.")) {
       this.apiKeys.apply(event);
     }
-    if (kind.startsWith("task.") || kind.startsWith("card.") || kind.startsWith("billing.") || kind.startsWith("inbox.")) this.taskPanel.apply(event);
+    if (kind.startsWith("task.") || kind.startsWith("card.") || kind.startsWith("billing.") || kind.startsWith("inbox.") || kind === "step.committed") this.taskPanel.apply(event);
   }
 }
 

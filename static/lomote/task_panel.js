@@ -98,6 +98,15 @@ export function verdictSentence(verdict, message) {
   return VERDICTS[verdict] || message || "It was checked on resuming.";
 }
 
+const ITEM_STATUS = { pending: "to do", in_progress: "under way", done: "done", skipped: "skipped" };
+
+/** The person's messages and the agent's words, merged by time (the agent answers after what it read). */
+function conversation(messages, replies) {
+  const said = messages.map((m) => ({ ...m, when: Date.parse(m.created_at) || 0 }));
+  const answered = replies.map((r) => ({ ...r, agent: true, when: Date.parse(r.created_at) || 0 }));
+  return [...said, ...answered].sort((a, b) => a.when - b.when || (a.agent ? 1 : 0) - (b.agent ? 1 : 0));
+}
+
 export class TaskPanel {
   /** api: the workspace's REST client; role: the person's role; onCard(id): shows a card in the chat, focused. */
   constructor({ api, role, onCard, onToggle, flowForm }) {
@@ -158,16 +167,17 @@ export class TaskPanel {
     const taskId = this.taskId;
     if (taskId === null) return;
     const base = `/tasks/${taskId}`;
-    const [task, approvals, checkpoint, log, messages] = await Promise.all([
+    const [task, approvals, checkpoint, log, messages, replies] = await Promise.all([
       this.api.get(`${base}/`),
       this.api.get(`/billing/approvals/?task=${taskId}&limit=50`),
       this.api.get(`${base}/checkpoint/`),
       this.api.get(`${base}/log/?limit=5`),
       this.recentMessages(base),
+      this.api.get(`/replies/?task=${taskId}&limit=${RECENT_MESSAGES}`),
     ]);
     const waitingCard = task.waiting_for && task.waiting_for.card ? await this.api.get(`/cards/${task.waiting_for.card}/`) : null;
     if (taskId !== this.taskId) return; // another task was opened meanwhile
-    this.render({ task, approvals: approvals.results, checkpoint, log: log.results, waitingCard, messages });
+    this.render({ task, approvals: approvals.results, checkpoint, log: log.results, waitingCard, messages: conversation(messages, replies.results) });
   }
 
   /** The task's last messages in arrival order (the inbox lists oldest first: count, then the last page). */
@@ -216,6 +226,7 @@ export class TaskPanel {
       // Settings being edited are kept as the person left them; the saved ones show once they save.
       this.dirty && previousForm ? previousForm : this.renderSettings(task),
       this.renderBudget(task, approvals, checkpoint),
+      this.renderChecklist(task),
       this.renderConversation(task, messages || []),
     ].filter(Boolean)); // replaceChildren would show a null as the text "null"
     if (focusedId) document.getElementById(focusedId)?.focus();
@@ -313,12 +324,28 @@ export class TaskPanel {
     return section;
   }
 
+  /** What the task set out to make, item by item, with each item's state. */
+  renderChecklist(task) {
+    const items = task.checklist || [];
+    if (!items.length) return null;
+    return h("section", { class: "task-checklist", "aria-labelledby": "task-checklist-heading" },
+      h("h4", { id: "task-checklist-heading", text: "Checklist" }),
+      h("ol", { class: "checklist" },
+        ...items.map((item) => h("li", { "data-status": item.status },
+          h("bdi", { text: item.title }),
+          h("span", { class: `badge ${item.status}`, text: ` ${ITEM_STATUS[item.status] || item.status}` })))));
+  }
+
   renderConversation(task, messages) {
     const list = messages.length
       ? h("ol", { class: "task-messages", "aria-label": "Recent messages of this task" },
-        ...messages.map((m) => h("li", { class: `msg ${m.source === "flow" ? "flow-result" : "person"}`, "data-message": String(m.id), "data-source": m.source },
-          h("p", { class: "who", text: m.source === "flow" ? `${SOURCES.flow} (run #${m.flow_run})` : m.author || SOURCES[m.source] || m.source }),
-          h("p", { class: "text", dir: "auto", text: m.text }))))
+        ...messages.map((m) => (m.agent
+          ? h("li", { class: "msg agent", "data-reply": `${m.turn}:${m.index}` },
+            h("p", { class: "who", text: `The agent (step ${m.number})` }),
+            h("p", { class: "text", dir: "auto", text: m.text }))
+          : h("li", { class: `msg ${m.source === "flow" ? "flow-result" : "person"}`, "data-message": String(m.id), "data-source": m.source },
+            h("p", { class: "who", text: m.source === "flow" ? `${SOURCES.flow} (run #${m.flow_run})` : m.author || SOURCES[m.source] || m.source }),
+            h("p", { class: "text", dir: "auto", text: m.text })))))
       : h("p", { class: "reason", text: "No messages yet." });
     const section = h("section", { class: "task-conversation", "aria-labelledby": "task-conversation-heading" },
       h("h4", { id: "task-conversation-heading", text: "Conversation" }), list);
