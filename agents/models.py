@@ -630,6 +630,9 @@ class MainMessage(models.Model):
     card = models.ForeignKey(Card, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     candidates = models.JSONField(default=list, blank=True)
     reply = models.TextField(blank=True, help_text="Main's own answer, when it answered itself.")
+    route_reason = models.CharField(
+        max_length=500, blank=True, help_text="Why it went where it went, in words: the Router's own reason."
+    )
     router_model = models.CharField(max_length=200, blank=True)
     router_prompt_chars = models.PositiveIntegerField(default=0)
     # The tasks the Router opened before deciding, in order: [{"task": id, "result": opened | not_found |

@@ -566,6 +566,7 @@ class MainMessageOut(serializers.ModelSerializer):
             "candidates",
             "reply",
             "refusal",
+            "route_reason",
             "delivered",
             "inbox_message",
             "api_request",

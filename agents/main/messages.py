@@ -798,6 +798,7 @@ def _record(
         inbox_message=inbox,
         api_request=message.api_request,
         api_key=message.access.api_key,
+        route_reason=(router.decision.reason or "")[:500] if router is not None else "",
         router_model=router.model if router is not None else "",
         router_prompt_chars=router_chars,
         router_lookups=router.lookups if router is not None else [],

@@ -104,6 +104,141 @@ _REPLIES = {
 }
 
 
+# Why a message went where it went, in the person's words: what it reads as (the route_act decision), then what
+# that meant among the tasks. Shown under the message in the studio (MainMessage.route_reason).
+_ACTS = {
+    "make_one": {
+        "en": "It asks for one piece of work",
+        "fr": "Le message demande une seule création",
+        "de": "Die Nachricht bittet um ein einzelnes Werk",
+        "es": "El mensaje pide una sola pieza",
+        "pt": "A mensagem pede uma única peça",
+    },
+    "make_series": {
+        "en": "It asks for new work in several pieces or steps",
+        "fr": "Le message demande un nouveau travail en plusieurs pièces ou étapes",
+        "de": "Die Nachricht bittet um neue Arbeit in mehreren Teilen oder Schritten",
+        "es": "El mensaje pide un trabajo nuevo en varias piezas o pasos",
+        "pt": "A mensagem pede um trabalho novo em várias peças ou etapas",
+    },
+    "make_from": {
+        "en": "It asks for new work made from something already there",
+        "fr": "Le message demande un nouveau travail à partir de quelque chose d'existant",
+        "de": "Die Nachricht bittet um neue Arbeit aus etwas, das schon da ist",
+        "es": "El mensaje pide un trabajo nuevo a partir de algo que ya existe",
+        "pt": "A mensagem pede um trabalho novo a partir de algo que já existe",
+    },
+    "change": {
+        "en": "It asks to change work already made",
+        "fr": "Le message demande de modifier un travail déjà fait",
+        "de": "Die Nachricht bittet, eine fertige Arbeit zu ändern",
+        "es": "El mensaje pide cambiar un trabajo ya hecho",
+        "pt": "A mensagem pede para alterar um trabalho já feito",
+    },
+    "ask_work": {
+        "en": "It asks about work already made",
+        "fr": "Le message porte sur un travail déjà fait",
+        "de": "Die Nachricht fragt nach einer fertigen Arbeit",
+        "es": "El mensaje pregunta por un trabajo ya hecho",
+        "pt": "A mensagem pergunta por um trabalho já feito",
+    },
+    "status": {
+        "en": "It asks how work is going",
+        "fr": "Le message demande où en est le travail",
+        "de": "Die Nachricht fragt, wie die Arbeit vorankommt",
+        "es": "El mensaje pregunta cómo va el trabajo",
+        "pt": "A mensagem pergunta como vai o trabalho",
+    },
+    "thanks": {
+        "en": "It thanks or closes: nothing runs",
+        "fr": "Le message remercie ou conclut : rien n'est lancé",
+        "de": "Die Nachricht bedankt sich oder schließt ab: nichts wird gestartet",
+        "es": "El mensaje agradece o cierra: no se ejecuta nada",
+        "pt": "A mensagem agradece ou encerra: nada é executado",
+    },
+    "capability": {
+        "en": "It asks something outside what I do",
+        "fr": "Le message demande quelque chose que je ne fais pas",
+        "de": "Die Nachricht fragt nach etwas, das ich nicht tue",
+        "es": "El mensaje pide algo que no hago",
+        "pt": "A mensagem pede algo que eu não faço",
+    },
+    "memory": {
+        "en": "It states something to remember",
+        "fr": "Le message énonce quelque chose à retenir",
+        "de": "Die Nachricht nennt etwas, das ich mir merken soll",
+        "es": "El mensaje indica algo que recordar",
+        "pt": "A mensagem indica algo a lembrar",
+    },
+}
+_OUTCOMES = {
+    "sure": {
+        "en": " ({p} % sure).",
+        "fr": " (sûr à {p} %).",
+        "de": " (zu {p} % sicher).",
+        "es": " (seguro al {p} %).",
+        "pt": " (certeza de {p} %).",
+    },
+    "follow": {
+        "en": "; it is about task #{id} “{title}” ({p} % likely).",
+        "fr": " ; il concerne la tâche n° {id} « {title} » (probable à {p} %).",
+        "de": "; sie betrifft Aufgabe #{id} „{title}“ (zu {p} % wahrscheinlich).",
+        "es": "; trata de la tarea n.º {id} «{title}» (probable al {p} %).",
+        "pt": "; é sobre a tarefa n.º {id} «{title}» (provável a {p} %).",
+    },
+    "ask": {
+        "en": "; no task is likely enough to choose alone (the likeliest, #{id} “{title}”, at {p} %), so I ask.",
+        "fr": " ; aucune tâche n'est assez probable pour choisir seul (la plus probable, n° {id} « {title} », à "
+        "{p} %), donc je demande.",
+        "de": "; keine Aufgabe ist wahrscheinlich genug, um allein zu wählen (die wahrscheinlichste, #{id} "
+        "„{title}“, zu {p} %), also frage ich.",
+        "es": "; ninguna tarea es lo bastante probable para elegir solo (la más probable, n.º {id} «{title}», al "
+        "{p} %), así que pregunto.",
+        "pt": "; nenhuma tarefa é provável o bastante para escolher sozinho (a mais provável, n.º {id} «{title}», "
+        "a {p} %), por isso pergunto.",
+    },
+    "new": {
+        "en": ", and no task under way has the same goal.",
+        "fr": ", et aucune tâche en cours n'a le même but.",
+        "de": ", und keine laufende Aufgabe hat dasselbe Ziel.",
+        "es": ", y ninguna tarea en curso tiene el mismo objetivo.",
+        "pt": ", e nenhuma tarefa em curso tem o mesmo objetivo.",
+    },
+    "same_goal": {
+        "en": ", and task #{id} “{title}”, under way, has the same goal ({p} % alike): it goes on there.",
+        "fr": ", et la tâche n° {id} « {title} », en cours, a le même but (semblable à {p} %) : elle continue là.",
+        "de": ", und die laufende Aufgabe #{id} „{title}“ hat dasselbe Ziel (zu {p} % ähnlich): sie geht dort weiter.",
+        "es": ", y la tarea n.º {id} «{title}», en curso, tiene el mismo objetivo (parecida al {p} %): sigue allí.",
+        "pt": ", e a tarefa n.º {id} «{title}», em curso, tem o mesmo objetivo (semelhante a {p} %): continua lá.",
+    },
+    "under_way": {
+        "en": ", but it looks like work already under way (#{id} “{title}”, {p} % alike), so I ask.",
+        "fr": ", mais il ressemble à un travail déjà en cours (n° {id} « {title} », semblable à {p} %), donc je "
+        "demande.",
+        "de": ", aber sie ähnelt laufender Arbeit (#{id} „{title}“, zu {p} % ähnlich), also frage ich.",
+        "es": ", pero se parece a un trabajo ya en curso (n.º {id} «{title}», parecido al {p} %), así que pregunto.",
+        "pt": ", mas parece trabalho já em curso (n.º {id} «{title}», semelhante a {p} %), por isso pergunto.",
+    },
+    "no_task": {
+        "en": "; there is no task it could be about.",
+        "fr": " ; aucune tâche ne peut être concernée.",
+        "de": "; es gibt keine Aufgabe, die gemeint sein könnte.",
+        "es": "; no hay ninguna tarea a la que pueda referirse.",
+        "pt": "; não há nenhuma tarefa a que possa referir-se.",
+    },
+}
+
+
+def _why(act: str, confidence: float, language: str, outcome: str = "sure", **values: Any) -> str:
+    """Why the message went where it did, in the person's language (English when we do not speak it)."""
+    said = _ACTS.get(act, _ACTS["change"])
+    then = _OUTCOMES[outcome]
+    p = round(100 * (values.pop("probability", confidence)))
+    if "title" in values:
+        values["title"] = str(values["title"])[:80]  # the reason stays one line (RouterDecision.reason ≤ 500)
+    return said.get(language, said["en"]) + then.get(language, then["en"]).format(p=p, **values)
+
+
 def _reply(key: str, language: str, **values: Any) -> str:
     texts = _REPLIES[key]
     return texts.get(language, texts["en"]).format(**values)
@@ -203,7 +338,7 @@ def route(
     """The scripted decision for one message (the arguments of a route_message call)."""
     recent = recent or []
     act, confidence = read_act(message)
-    why = f"reads as {act} ({confidence:.2f})"
+    why = _why(act, confidence, language)
     if act == "thanks":
         return {"route": "answer", "reply": _reply("thanks", language), "reason": why}
     if act == "capability":
@@ -222,26 +357,44 @@ def route(
         states = {int(e["id"]): str(e.get("state") or e.get("status", "")) for e in index}
         return _status(message, candidates, states, language, why)
     if not candidates:  # a change or a question with nothing to be about
+        why = _why(act, confidence, language, "no_task")
         if act == "ask_work":
-            return {"route": "answer", "reply": _reply("cannot", language), "reason": why + "; no task"}
-        return {"route": "new_task", "title": title_from(message), "reason": why + "; no task to change"}
+            return {"route": "answer", "reply": _reply("cannot", language), "reason": why}
+        return {"route": "new_task", "title": title_from(message), "reason": why}
     target = target_score(message, candidates)
-    return _follow_or_ask(target, why)
+    return _follow_or_ask(target, act, confidence, language)
 
 
-def _follow_or_ask(target: Target, why: str) -> dict[str, Any]:
+def _follow_or_ask(target: Target, act: str, confidence: float, language: str) -> dict[str, Any]:
     if target.chosen is not None:
+        chosen = target.chosen
         return {
             "route": "follow_up",
-            "task": target.chosen.candidate.id,
+            "task": chosen.candidate.id,
             "refers_to_existing": True,
-            "reason": f"{why}; task #{target.chosen.candidate.id} at {target.chosen.probability:.2f}",
+            "reason": _why(
+                act,
+                confidence,
+                language,
+                "follow",
+                id=chosen.candidate.id,
+                title=chosen.candidate.title,
+                probability=chosen.probability,
+            ),
         }
     top = target.ranking[0]
     return {
         "route": "clarify",
         "candidates": target.choices(CLARIFY_MAX),
-        "reason": f"{why}; no task reaches {target.threshold:.2f} (best #{top.candidate.id} at {top.probability:.2f})",
+        "reason": _why(
+            act,
+            confidence,
+            language,
+            "ask",
+            id=top.candidate.id,
+            title=top.candidate.title,
+            probability=top.probability,
+        ),
     }
 
 
@@ -251,7 +404,7 @@ def _status(
     """How work is going, from the index: the task meant, or the likeliest few when none is sure."""
     live = [c for c in candidates if not c.closed]
     if not live:
-        return {"route": "answer", "reply": _reply("status_none", language), "reason": why + "; no task"}
+        return {"route": "answer", "reply": _reply("status_none", language), "reason": why}
     target = target_score(message, live)
     chosen = [target.chosen] if target.chosen is not None else list(target.ranking[:CLARIFY_MAX])
     replies = [
@@ -272,7 +425,7 @@ class ScriptedRouter:
         message = state.get("message", "")
         index = state.get("index", [])
         if state.get("phase") == "duplicates":
-            decision = self._duplicates(message, state.get("duplicates", []))
+            decision = self._duplicates(message, state.get("duplicates", []), state.get("language", "en"))
         else:
             asked, opened = _looked_up(request.messages)
             kwargs = {"language": state.get("language", "en"), "recent": state.get("recent", [])}
@@ -291,16 +444,18 @@ class ScriptedRouter:
             model=MODEL_NAME,
         )
 
-    def _duplicates(self, message: str, duplicates: list[dict[str, Any]]) -> dict[str, Any]:
+    def _duplicates(self, message: str, duplicates: list[dict[str, Any]], language: str = "en") -> dict[str, Any]:
         if not duplicates:
-            return {"route": "new_task", "reason": "no duplicate"}
+            return {"route": "new_task", "reason": _why("make_series", 1.0, language, "new")}
         ranked = sorted(duplicates, key=lambda d: -float(d.get("similarity", 0.0)))
         best = ranked[0]
         close = [d for d in ranked if float(d.get("similarity", 0.0)) >= float(best["similarity"]) - CLOSE_DUPLICATES]
+        similar = {"id": best["id"], "title": best.get("title", ""), "probability": float(best["similarity"])}
         if len(close) == 1 and float(best["similarity"]) >= SURE_DUPLICATE:
-            return {"route": "follow_up", "task": best["id"], "reason": "same goal as an in-progress task"}
+            reason = _why("make_series", 1.0, language, "same_goal", **similar)
+            return {"route": "follow_up", "task": best["id"], "reason": reason}
         return {
             "route": "clarify",
             "candidates": [d["id"] for d in close[:CLARIFY_MAX]],
-            "reason": "looks like in-progress work",
+            "reason": _why("make_series", 1.0, language, "under_way", **similar),
         }

@@ -263,6 +263,8 @@ class Studio {
       h("p", { class: "who", "data-api-key": message.api_key?.id ?? null, text: authorLabel(message) }),
       h("p", { class: "text", dir: "auto", text: message.text }),
       h("p", { class: "route", "data-route": message.route, "data-task": message.task ?? "" }, `→ ${routeText}`),
+      // Why it went there, in the Router's own words (and the person's language).
+      message.route_reason ? h("p", { class: "why", dir: "auto", text: message.route_reason }) : null,
     );
     const reply = message.reply || message.refusal
       ? h("li", { class: "msg main" }, h("p", { class: "who", text: "Main" }), h("p", { class: "text", dir: "auto", text: message.reply || message.refusal }))

@@ -36,6 +36,7 @@ RESPONSE_FIELDS = {
     "candidates",
     "reply",
     "refusal",
+    "route_reason",
     "delivered",
     "inbox_message",
     "api_request",

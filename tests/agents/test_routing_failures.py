@@ -550,3 +550,46 @@ def test_it_reads_them_as_the_task_the_conversation_is_about(access):
 
     # then both go to Zest
     assert (then.route, then.task_id) == (puis.route, puis.task_id) == (Route.FOLLOW_UP, zest.pk)
+
+
+# --- where it went, and why, in words ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("Make the posters warmer", ["It asks to change work already made", "task #{id} “Retro coffee-shop posters”"]),
+        ("Rends les affiches plus chaudes", ["modifier un travail déjà fait", "la tâche n° {id} « Retro coffee"]),
+        ("Mach die Plakate wärmer", ["eine fertige Arbeit zu ändern", "Aufgabe #{id} „Retro coffee-shop posters“"]),
+    ],
+)
+def test_a_follow_up_says_why_in_the_persons_language(access, bob, client_for, text, says):
+    # given the poster task, the only task of the workspace
+    posters = _posters(access)
+
+    # when bob asks for a change to it
+    message = main_message_post(access=access, text=text)
+
+    # then the message records why it went to that task, in his language, with how likely it was
+    assert (message.route, message.task_id) == (Route.FOLLOW_UP, posters.pk)
+    for part in says:
+        assert part.format(id=posters.pk) in message.route_reason, message.route_reason
+    assert "%" in message.route_reason and len(message.route_reason) <= 500
+    # and the REST API gives the same words with the message
+    url = reverse("main-message-list", kwargs={"workspace_id": posters.workspace_id})
+    listed = client_for(bob).get(url).json()["results"][0]
+    assert (listed["id"], listed["route_reason"]) == (message.pk, message.route_reason)
+
+
+def test_a_question_back_says_why_it_asks_and_a_quick_job_why_it_is_one(access):
+    # given two poster series for one market
+    _task(access, "Spring market posters", "Three posters for the spring market", artifacts=[("Spring 1", "image")])
+    _task(access, "Summer market posters", "Three posters for the summer market", artifacts=[("Summer 1", "image")])
+
+    # when a change names no series, and then one image is asked for
+    vague = main_message_post(access=access, text="Make them warmer")
+    quick = main_message_post(access=access, text="Generate an image of a red bicycle")
+
+    # then the first says no task was likely enough, so Main asks; the second that it asks for one piece
+    assert vague.route == Route.CLARIFY and "so I ask" in vague.route_reason, vague.route_reason
+    assert quick.route == Route.LIGHTWEIGHT and quick.route_reason.startswith("It asks for one piece of work")
