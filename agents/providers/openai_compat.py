@@ -15,7 +15,7 @@ offered, arguments failing the tool's schema, or no call where the runtime requi
 a second request telling the model what was wrong — and a call still wrong after it is returned with its
 `error`, which the runtime records as the call's failure without running it. So a `complete()` is one
 request, plus one repair round at most (plus a retry of a request the server refused for its tool_choice, which
-it answered without generating anything).
+it answered without generating anything), all within one LOMOTE_MODEL_TIMEOUT: the repair gets what is left.
 
 Where the runtime requires a call (`ModelRequest.tool_choice`), the named tool is forced; a server that refuses
 that form (HTTP 400 naming tool_choice) is asked with "required", then with "auto" (the text parser then reads
@@ -68,6 +68,7 @@ NOT_SENT_PARAMS = frozenset({"embedding_model"})
 KEYLESS_PLACEHOLDER = "no-key"  # noqa: S105 - a placeholder, not a credential
 MAX_SERVER_MESSAGE = 300
 NAMED = "named"  # the forced-choice form naming the tool, before REQUIRED and AUTO
+MIN_REQUEST_SECONDS = 0.05  # less time than this left of the model timeout: no further request is sent
 FORMS = (NAMED, REQUIRED, AUTO)  # strongest first: what a server refuses falls to the next
 
 
@@ -284,8 +285,17 @@ class OpenAICompatProvider:
                 wire = {"type": "function", "function": {"name": named}} if form == NAMED else form
                 kwargs = {**kwargs, "tool_choice": wire}
             error: ModelError | None = None
+            # One deadline for the whole complete(), repair round and refused forms included: the runtime's lease
+            # and retry budget count one model timeout per attempt (agents/runtime/loop.py _keep_lease).
+            left = started + settings.LOMOTE_MODEL_TIMEOUT - time.monotonic()
+            if left < MIN_REQUEST_SECONDS:
+                raise ModelError(
+                    f"The model endpoint did not answer within {settings.LOMOTE_MODEL_TIMEOUT:g} s.",
+                    code="model_timeout",
+                    retryable=True,
+                )
             try:
-                completion = client.chat.completions.create(**kwargs, timeout=settings.LOMOTE_MODEL_TIMEOUT)
+                completion = client.chat.completions.create(**kwargs, timeout=left)
             except openai.OpenAIError as exc:
                 refused_choice = position + 1 < len(forms) and _refuses_tool_choice(exc)
                 error = None if refused_choice else self._map_error(exc)

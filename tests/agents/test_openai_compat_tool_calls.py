@@ -9,6 +9,7 @@ form is asked more loosely, which is remembered on the model profile.
 """
 
 import json
+import time
 
 import pytest
 
@@ -321,6 +322,20 @@ def test_it_keeps_the_first_answer_marked_when_the_repair_request_fails(server, 
     (call,) = response.tool_calls
     assert (call.name, call.arguments, call.error["code"]) == ("update_checklist", '{"items": [', "invalid_arguments")
     assert response.repaired is False and server.calls == 2
+
+
+def test_the_repair_round_gets_only_what_is_left_of_the_model_timeout(server, provider, settings):
+    # given a 1 s model timeout, a wrong call answered after 0.6 s, and a repair request that would hang
+    settings.LOMOTE_MODEL_TIMEOUT = 1.0
+    server.reply(llama_cpp('{"name": "delete_workspace", "arguments": {}}'), delay=0.6)
+    server.hang(10)
+    started = time.monotonic()
+    # when the request is completed
+    response = provider.complete(_request())
+    # then the whole complete() stayed within about one timeout (the runtime's lease counts one per attempt),
+    # and the answer already made stands with its call marked
+    assert time.monotonic() - started < 1.5
+    assert response.tool_calls[0].error["code"] == "tool_not_offered" and server.calls == 2
 
 
 def test_it_asks_once_for_the_call_a_forced_request_did_not_get(server, provider):
