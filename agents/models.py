@@ -220,6 +220,10 @@ class ModelProfile(models.Model):
     # The model's context window in tokens; a task's context budget is derived from it (agents/runtime/budget.py).
     context_tokens = models.PositiveIntegerField(default=DEFAULT_CONTEXT_TOKENS)
     is_default = models.BooleanField(default=False)
+    # What the endpoint did when the runtime forced a tool call (agents/providers/openai_compat.py): {"base_url",
+    # "model", "refused": the tool_choice forms it refused, "worked": the one it took}. Learned by the adapter, not
+    # set by people; it applies only while the profile still points at that endpoint and model.
+    tool_choice_support = models.JSONField(default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -232,6 +236,20 @@ class ModelProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.provider}/{self.model}"
+
+    @classmethod
+    def tool_choice_recalled(cls, pk: int, *, base_url: str, model: str) -> dict | None:
+        """What was learned about forcing tool calls on this profile, if it was learned on this endpoint and model."""
+        support = cls.objects.filter(pk=pk).values_list("tool_choice_support", flat=True).first()
+        if not support or support.get("base_url") != base_url or support.get("model") != model:
+            return None
+        return support
+
+    @classmethod
+    def tool_choice_remember(cls, pk: int, *, base_url: str, model: str, refused: list[str], worked: str) -> None:
+        # One UPDATE, no lock: two workers learning the same fact at once write the same value.
+        support = {"base_url": base_url, "model": model, "refused": refused, "worked": worked}
+        cls.objects.filter(pk=pk).update(tool_choice_support=support)
 
     def clean(self):
         # The admin's form saves profiles too: the same endpoint check as the model_profile command.
@@ -358,6 +376,9 @@ class ModelLease(models.Model):
     """The exact provider, model and parameters of a turn. Immutable; never a silent fallback."""
 
     turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="model_lease")
+    # The profile it was copied from: where its adapter remembers what the endpoint accepts (the lease's own
+    # fields, not the profile's, fix the model).
+    profile = models.ForeignKey(ModelProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     provider = models.CharField(max_length=32, choices=ProviderKind.choices)
     model = models.CharField(max_length=200)
     base_url = models.URLField(blank=True)
@@ -638,6 +659,9 @@ class MainMessage(models.Model):
     # The tasks the Router opened before deciding, in order: [{"task": id, "result": opened | not_found |
     # refused | invalid}] (agents/main/lookups.py). Read-only look-ups; recorded so a routing can be audited.
     router_lookups = models.JSONField(default=list, blank=True)
+    # How the Router's answer was read (agents/main/router.py RouterResult.call): {"call_format": "structured" |
+    # "fenced_json" | "hermes" | "bare_json" | "mistral", "repaired", "tool_choice", "error"}; {} for the scripted one.
+    router_call = models.JSONField(default=dict, blank=True)
     # Sent through the open API (an API key): paid operations it leads to are confirmed one by one (DESIGN §5).
     api_request = models.BooleanField(default=False)
     # The key that sent it (shown by its name in the chat; null for a person, or once the key is deleted).

@@ -4,8 +4,9 @@ The index gives the Router each task's goal, summary, state and newest artifacts
 `open_task` shows one task's brief, checklist, latest artifacts and the person's latest messages to it. It is
 bounded per Main message (settings.LOMOTE_ROUTER_MAX_LOOKUPS, shared by the routing pass and the duplicate
 check): past the cap the tool refuses and the Router must decide. It reads only — nothing it returns is an
-authorisation, and the runtime checks rights on its own — and it opens only the tasks the Router was shown, in
-this workspace, not archived or cancelled: anything else is one "not found", whichever the reason.
+authorisation, and the runtime checks rights on its own — and it opens only the tasks the Router was shown, named
+by the labels it was given (a label not offered is an invalid call), in this workspace, not archived or
+cancelled: anything else is one "not found", whichever the reason.
 
 Every look-up (opened, not found or refused) is kept in order and recorded on the Main message
 (`MainMessage.router_lookups`).
@@ -29,20 +30,24 @@ OPENED, NOT_FOUND, REFUSED, INVALID = "opened", "not_found", "refused", "invalid
 class LookupArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    task: int = Field(ge=1, le=2**63 - 1, description="The id of a task from the index.")
+    task: str = Field(min_length=1, max_length=64, description="The label of a task from the index.")
 
 
-LOOKUP_TOOL = ToolSpec(
-    name=LOOKUP_TOOL_NAME,
-    description="Read one task's details (brief, checklist, latest artifacts, the person's latest messages to it) "
-    "before deciding, when the index leaves two or more tasks close. Read-only; a few per message at most.",
-    parameters={
-        "type": "object",
-        "properties": {"task": {"type": "integer", "minimum": 1, "description": "The id of a task from the index."}},
-        "required": ["task"],
-        "additionalProperties": False,
-    },
-)
+def lookup_tool(labels: list[str]) -> ToolSpec:
+    """The tool as offered for one request: the labels of the tasks the Router was shown are its only values."""
+    return ToolSpec(
+        name=LOOKUP_TOOL_NAME,
+        description="Read one task's details (brief, checklist, latest artifacts, the person's latest messages to "
+        "it) before deciding, when the index leaves two or more tasks close. Read-only; a few per message at most.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "task": {"type": "string", "enum": list(labels), "description": "The label of a task from the index."}
+            },
+            "required": ["task"],
+            "additionalProperties": False,
+        },
+    )
 
 
 def max_lookups() -> int:
@@ -64,8 +69,9 @@ class Lookups:
     def opened(self) -> list[int]:
         return [entry["task"] for entry in self.record if entry["result"] == OPENED]
 
-    def run(self, call: ToolCallIntent, *, shown: set[int]) -> dict[str, Any]:
-        """Answer one `open_task` call: the task's details, or why not. Every call counts against the cap."""
+    def run(self, call: ToolCallIntent, *, shown: dict[str, int]) -> dict[str, Any]:
+        """Answer one `open_task` call: the task's details, or why not. Every call counts against the cap.
+        `shown` maps the labels the Router was offered to their tasks; any other label is an invalid call."""
         arguments = call.arguments
         if isinstance(arguments, str):
             try:
@@ -73,9 +79,10 @@ class Lookups:
             except ValueError:
                 arguments = None
         try:
-            task_id = LookupArguments.model_validate(arguments).task
+            label = LookupArguments.model_validate(arguments).task
         except ValidationError:
-            task_id = None
+            label = None
+        task_id = shown.get(label) if label is not None and call.error is None else None
         if self.left <= 0:
             self._note(task_id, REFUSED)
             return {
@@ -84,19 +91,20 @@ class Lookups:
             }
         if task_id is None:
             self._note(None, INVALID)
-            return {"error": "invalid_arguments", "message": 'Give {"task": <id from the index>}.', **self._left()}
-        # Only tasks the Router was shown, and only through the workspace-scoped read: anything else is the same
-        # "not found", so an id from another workspace tells the model nothing.
-        details = task_details_get(workspace_id=self.workspace_id, task_id=task_id) if task_id in shown else None
-        if details is None:
-            self._note(task_id, NOT_FOUND)
             return {
-                "error": "not_found",
-                "message": f"No open task #{task_id} among the candidates of this workspace.",
+                "error": "invalid_arguments",
+                "message": 'Give {"task": <label of a task from the index>}.',
                 **self._left(),
             }
+        # Only through the workspace-scoped read, and only tasks still open: anything else is one "not found".
+        details = task_details_get(workspace_id=self.workspace_id, task_id=task_id)
+        if details is None:
+            self._note(task_id, NOT_FOUND)
+            return {"error": "not_found", "message": f"No open task {label!r} in this workspace.", **self._left()}
         self._note(task_id, OPENED)
-        return {"task": details, **self._left()}
+        # The model names tasks by label only: the id stays here.
+        shown_details = {"label": label, **{key: value for key, value in details.items() if key != "id"}}
+        return {"task": shown_details, **self._left()}
 
     def _note(self, task_id: int | None, result: str) -> None:
         self.record.append({"task": task_id, "result": result})

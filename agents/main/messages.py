@@ -802,6 +802,7 @@ def _record(
         router_model=router.model if router is not None else "",
         router_prompt_chars=router_chars,
         router_lookups=router.lookups if router is not None else [],
+        router_call=router.call if router is not None else {},
     )
     event_append(
         workspace_id=record.workspace_id,

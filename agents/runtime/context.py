@@ -24,11 +24,11 @@ from typing import Any
 from django.utils import timezone
 
 from agents.models import ACTIVE_TURN_STATUSES, Task, ToolCall, Turn
-from agents.providers.base import ModelRequest, ToolSpec
+from agents.providers.base import AUTO, ModelRequest, ToolSpec
 from agents.runtime.compaction import Watermarks, context_budget
 from agents.runtime.history import History, digest, dumps
 from agents.runtime.shortpath import MODE as SHORT_MODE
-from agents.runtime.shortpath import SHORT_RULES, is_short, short_tools
+from agents.runtime.shortpath import SHORT_RULES, is_short, short_tool_choice, short_tools
 from agents.runtime.snapshot import TaskSnapshot, task_snapshot
 from agents.services.forgotten import Redactor
 from agents.services.turns import lease_for
@@ -352,6 +352,8 @@ def context_build(
         messages=[*system, *profile_messages, *guide_messages, *summaries, *recalled, *steps, *tail, *step_input],
         tools=list(specs),
         state=state,
+        # Set here, never from the lease's params: a short step must make its result with a call.
+        tool_choice=short_tool_choice(tools) if short else AUTO,
     )
     return BuiltContext(
         request=request,

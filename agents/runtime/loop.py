@@ -35,7 +35,7 @@ from agents.fencing import fence_task, fence_turn, lease_renew
 from agents.leases import lease_claim_turn
 from agents.locks import inbox_qs_for_update
 from agents.models import InboxMessage, InboxStatus, ModelLease, Step, Task, ToolCall, Turn, TurnStatus
-from agents.providers.base import ModelProvider, ModelResponse
+from agents.providers.base import ModelProvider, ModelResponse, ToolCallIntent
 from agents.providers.registry import provider_for_lease
 from agents.runtime import cycle, resumption
 from agents.runtime.compaction import compaction_run
@@ -283,7 +283,7 @@ class TurnRunner:
                     "call_id": f"{self.turn_id}:{index}:{i}",
                     "provider_call_id": intent.id[:200],
                     "name": intent.name[:100],
-                    "input": intent.arguments if isinstance(intent.arguments, dict) else {"_raw": intent.arguments},
+                    "input": _call_input(intent),
                     "idempotent": _idempotent(intent.name),
                 }
                 for i, intent in enumerate(intents, start=1)
@@ -403,11 +403,27 @@ def _idempotent(name: str) -> bool:
     return True if tool is None else tool.idempotent
 
 
+def _call_input(intent: ToolCallIntent) -> dict:
+    """A call's logged input. Arguments that are not an object, or a call the provider found invalid even after
+    its repair round, are kept aside (`_raw`, `_invalid`): toolexec records that failure and never runs it."""
+    if intent.error is not None:
+        return {"_raw": intent.arguments, "_invalid": intent.error}
+    return intent.arguments if isinstance(intent.arguments, dict) else {"_raw": intent.arguments}
+
+
 def _decision(response: ModelResponse, dropped: list[dict] | None = None) -> dict:
-    """What the model proposed, as it proposed it; on a short step, also what the runtime did not run."""
+    """What the model proposed, as it proposed it; on a short step, also what the runtime did not run. How the
+    calls were read (structured, or from the text in which format), whether a repair round was needed and the
+    tool_choice form the server took are kept when the provider says (DESIGN §10)."""
     decision: dict = {
         "tool_calls": [{"id": i.id, "name": i.name, "arguments": i.arguments} for i in response.tool_calls],
     }
+    if response.call_format:
+        decision["call_format"] = response.call_format
+    if response.repaired:
+        decision["repaired"] = True
+    if response.tool_choice:
+        decision["tool_choice"] = response.tool_choice
     if dropped:
         decision["dropped"] = dropped
     return decision

@@ -15,10 +15,11 @@ confirmation rules are unchanged: an approval or a confirmation it needs suspend
 turn after the person's answer is a short step again.
 """
 
+from dataclasses import replace
 from typing import Any
 
 from agents.models import ChecklistStatus, Task, TaskKind, ToolCall, ToolCallStatus, Turn
-from agents.providers.base import ONE_RESULT_MODE, ToolCallIntent
+from agents.providers.base import ONE_RESULT_MODE, REQUIRED, ToolCallIntent
 from agents.services.cards import card_open_result, result_artifacts
 from agents.tools.base import Tool
 from agents.tools.registry import tool_get
@@ -46,6 +47,12 @@ def short_tools() -> list[type[Tool]]:
     return [tool for name in SHORT_TOOLS if (tool := tool_get(name)) is not None]
 
 
+def short_tool_choice(tools: list[type[Tool]]) -> str:
+    """A short step needs its one call: the tool itself when only one is offered, else a call to one of them
+    (which tool makes the result is the model's reading of the request, not the runtime's)."""
+    return tools[0].name if len(tools) == 1 else REQUIRED
+
+
 def short_calls(intents: list[ToolCallIntent], *, position: int | None) -> tuple[list[ToolCallIntent], list[dict]]:
     """The one call a short step runs, and what the runtime dropped of the model's other proposals."""
     kept: list[ToolCallIntent] = []
@@ -53,13 +60,17 @@ def short_calls(intents: list[ToolCallIntent], *, position: int | None) -> tuple
     for intent in intents:
         if kept or intent.name not in SHORT_TOOLS:
             reason = "one_call" if kept else "not_in_short_path"
-            dropped.append({"id": intent.id, "name": intent.name, "reason": reason})
+            entry = {"id": intent.id, "name": intent.name, "reason": reason}
+            if intent.error is not None:  # what the provider's check said of it, kept with the drop
+                entry["error"] = intent.error
+            dropped.append(entry)
             continue
         arguments = intent.arguments
-        if isinstance(arguments, dict) and position is not None and arguments.get("checklist_position") is None:
+        valid = isinstance(arguments, dict) and intent.error is None
+        if valid and position is not None and arguments.get("checklist_position") is None:
             # The result is the task's one item: its job records it there, whatever the model remembered to say.
             arguments = {**arguments, "checklist_position": position}
-        kept.append(ToolCallIntent(id=intent.id, name=intent.name, arguments=arguments))
+        kept.append(replace(intent, arguments=arguments))
     return kept, dropped
 
 

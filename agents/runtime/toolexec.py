@@ -260,6 +260,10 @@ def _check(tool_cls: type[Tool] | None, ctx: ToolContext, call: ToolCall) -> Too
 
     Returns the validated arguments, or the outcome the model will read (a failure, or a wait for a card).
     """
+    invalid = call.input.get("_invalid") if isinstance(call.input, dict) else None
+    if isinstance(invalid, dict):  # the provider's check failed even after its repair round (loop._call_input)
+        code, message = str(invalid.get("code", "invalid_tool_call")), str(invalid.get("message", ""))
+        return Outcome(ToolCallStatus.FAILED, error=_error(code, message, invalid.get("details")))
     if tool_cls is None:
         return Outcome(ToolCallStatus.FAILED, error=_error("unknown_tool", f"There is no tool named {call.name!r}."))
     try:

@@ -1,8 +1,9 @@
 """Lomote's scripted Router: the default offline routing model. It reads by meaning, not by keyword rules.
 
-It answers the Router's request (agents/main/router.py) like a model would, with one `route_message` tool call,
-reading only what a model is given: the message, its language, the bounded task index, the last few messages
-to Main and, in the duplicate phase, the closest in-progress tasks. Same request, same decision.
+It answers the Router's request (agents/main/router.py) like a model would, with one `route_message` tool call
+naming tasks by the labels the request offers, reading only what a model is given: the message, its language,
+the bounded task index, the last few messages to Main and, in the duplicate phase, the closest in-progress
+tasks. Same request, same decision.
 
 Two readings of the understanding layer (lomote/understanding, DESIGN §15) make the decision:
 - the message's ACT (the "route_act" decision): new work in one piece or several, a new work made from an
@@ -244,7 +245,13 @@ def _reply(key: str, language: str, **values: Any) -> str:
     return texts.get(language, texts["en"]).format(**values)
 
 
-def _looked_up(messages: list[dict[str, Any]]) -> tuple[set[int], dict[int, dict[str, Any]]]:
+def _labels(state: dict[str, Any]) -> dict[str, int]:
+    """Label → task id of every task the request shows (the model-facing names; agents/main/router.py)."""
+    shown = [*state.get("index", []), *state.get("duplicates", [])]
+    return {str(entry["label"]): int(entry["id"]) for entry in shown if entry.get("label")}
+
+
+def _looked_up(messages: list[dict[str, Any]], by_label: dict[str, int]) -> tuple[set[int], dict[int, dict[str, Any]]]:
     """What this conversation already asked `open_task` for, and the details its answers carried, by task id."""
     asked: set[int] = set()
     opened: dict[int, dict[str, Any]] = {}
@@ -253,18 +260,31 @@ def _looked_up(messages: list[dict[str, Any]]) -> tuple[set[int], dict[int, dict
             function = call.get("function", {})
             if function.get("name") == LOOKUP_TOOL:
                 try:
-                    asked.add(int(json.loads(function.get("arguments") or "{}")["task"]))
+                    label = json.loads(function.get("arguments") or "{}")["task"]
                 except (ValueError, TypeError, KeyError):
                     continue
+                if label in by_label:
+                    asked.add(by_label[label])
         if message.get("role") == "tool":
             try:
                 result = json.loads(message.get("content") or "")
             except ValueError:
                 continue
             details = result.get("task") if isinstance(result, dict) else None
-            if isinstance(details, dict) and isinstance(details.get("id"), int):
-                opened[details["id"]] = details
+            if isinstance(details, dict) and details.get("label") in by_label:
+                opened[by_label[details["label"]]] = details
     return asked, opened
+
+
+def _named(decision: dict[str, Any], by_label: dict[str, int]) -> dict[str, Any]:
+    """The decision as the model-facing tool takes it: tasks by label, never by id."""
+    label_of = {task_id: label for label, task_id in by_label.items()}
+    named = dict(decision)
+    if named.get("task") is not None:
+        named["task"] = label_of[int(named["task"])]
+    if named.get("candidates"):
+        named["candidates"] = [label_of[int(c)] for c in named["candidates"]]
+    return named
 
 
 # --- the candidates -----------------------------------------------------------------------------------------
@@ -424,10 +444,11 @@ class ScriptedRouter:
         state = request.state
         message = state.get("message", "")
         index = state.get("index", [])
+        by_label = _labels(state)
         if state.get("phase") == "duplicates":
             decision = self._duplicates(message, state.get("duplicates", []), state.get("language", "en"))
         else:
-            asked, opened = _looked_up(request.messages)
+            asked, opened = _looked_up(request.messages, by_label)
             kwargs = {"language": state.get("language", "en"), "recent": state.get("recent", [])}
             decision = route(message, index, opened=opened, **kwargs)
             candidates = [int(c) for c in decision.get("candidates", [])] if decision["route"] == "clarify" else []
@@ -435,11 +456,15 @@ class ScriptedRouter:
             left = int(state.get("lookups_left", 0))
             # One round of look-ups, only when every candidate can be opened: a choice among some is no choice.
             if len(candidates) >= 2 and offered and not asked & set(candidates) and len(candidates) <= left:
-                calls = [ToolCallIntent(id=f"open-{c}", name=LOOKUP_TOOL, arguments={"task": c}) for c in candidates]
+                label_of = {task_id: label for label, task_id in by_label.items()}
+                calls = [
+                    ToolCallIntent(id=f"open-{c}", name=LOOKUP_TOOL, arguments={"task": label_of[c]})
+                    for c in candidates
+                ]
                 return ModelResponse(text="", tool_calls=calls, usage=Usage(), model=MODEL_NAME)
         return ModelResponse(
             text="",
-            tool_calls=[ToolCallIntent(id="route-1", name="route_message", arguments=decision)],
+            tool_calls=[ToolCallIntent(id="route-1", name="route_message", arguments=_named(decision, by_label))],
             usage=Usage(),
             model=MODEL_NAME,
         )

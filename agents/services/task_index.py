@@ -30,7 +30,7 @@ from django.db.models import Count, F, FloatField, IntegerField, OuterRef, Q, Qu
 from django.db.models.expressions import Case, When
 from django.db.models.functions import Coalesce, RowNumber
 
-from agents.language import content_terms, fold
+from agents.language import STOP_WORDS, content_terms, fold, words
 from agents.models import ChecklistItem, ChecklistStatus, InboxMessage, InboxStatus, Task, TaskEmbedding, TaskStatus
 from agents.services.forgotten import Redactor, without_forgotten
 from workspace.models import GenerationJob
@@ -59,6 +59,7 @@ ARTIFACTS_PER_TASK = 3
 MAX_QUERY_TERMS = 12
 SHOWN_SIMILARITY = 0.1  # below this, similarity is noise and is not shown to the Router
 DOCUMENT_CHARS = 4000
+LABEL_WORDS, LABEL_CHARS = 3, 32  # a task's label for the Router: its title's first content words
 
 # Field lengths in the rendered index: what bounds the Router's prompt.
 TITLE_CHARS, GOAL_CHARS, SUMMARY_CHARS, STATE_CHARS, ARTIFACT_TITLE_CHARS = 80, 160, 200, 80, 40
@@ -329,11 +330,13 @@ class IndexEntry:
     archived: bool
     found_by: list[str] = field(default_factory=list)  # recent, keyword, vector
     similarity: float = 0.0  # semantic similarity with the message: 0 unrelated … 1 same meaning (any model)
+    label: str = ""  # how the Router names the task (TaskIndex gives it): the model never sees task ids
 
     def as_prompt(self) -> dict:
         """The entry as the Router reads it; every field is cut to a fixed length."""
         return {
             "id": self.id,
+            "label": self.label,
             "title": self.title,
             "goal": self.goal,
             "summary": self.summary,
@@ -357,7 +360,7 @@ class IndexEntry:
             "found by " + "+".join(found) if found else "",
             f"similarity {self.similarity:.2f}" if self.similarity >= SHOWN_SIMILARITY else "",
         ]
-        parts = [f'[#{self.id}] "{self.title}" ({"; ".join(f for f in facts if f)})']
+        parts = [f'[{self.label}] "{self.title}" ({"; ".join(f for f in facts if f)})']
         if self.goal and fold(self.goal) != fold(self.title):
             parts.append(f"goal: {self.goal}")
         if self.summary:
@@ -367,9 +370,44 @@ class IndexEntry:
         return " | ".join(parts)
 
 
+def task_label(title: str) -> str:
+    """A task's short name for the Router: the first content words of its title ("retro-posters-coffee"). Small
+    local models pick a task far more reliably by a name that says what it is than by a number (issue 35)."""
+    terms = [w for w in words(title) if w not in STOP_WORDS] or words(title)
+    return "-".join(terms[:LABEL_WORDS])[:LABEL_CHARS].strip("-") or "task"
+
+
+def task_labels(tasks: Iterable[tuple[int, str]], *, taken: dict[int, str] | None = None) -> dict[int, str]:
+    """Labels unique among `tasks` (id, title) and `taken` (already given, kept as they are). A repeated name
+    gets -2, -3… in id order, so the same tasks always get the same labels."""
+    labels = dict(taken or {})
+    used = set(labels.values())
+    for task_id, title in sorted(tasks):
+        if task_id in labels:
+            continue
+        base = task_label(title)
+        label, n = base, 1
+        while label in used:
+            n += 1
+            label = f"{base}-{n}"
+        labels[task_id] = label
+        used.add(label)
+    return labels
+
+
 @dataclass
 class TaskIndex:
     entries: list[IndexEntry]
+
+    def __post_init__(self) -> None:
+        labels = task_labels((entry.id, entry.title) for entry in self.entries)
+        for entry in self.entries:
+            entry.label = labels[entry.id]
+
+    def labels(self, *, more: Iterable[tuple[int, str]] = ()) -> dict[int, str]:
+        """Task id → label for the index's tasks, and for `more` tasks (id, title) shown beside it, which never
+        change a label the index gave."""
+        return task_labels(more, taken={entry.id: entry.label for entry in self.entries})
 
     def ids(self) -> list[int]:
         return [entry.id for entry in self.entries]

@@ -146,6 +146,7 @@ def lease_from_profile(profile: ModelProfile | None, *, params: dict[str, Any] |
     if profile is None:
         return ModelLease(**SCRIPTED_DEFAULT, params=dict(params or {}))
     return ModelLease(
+        profile=profile,
         provider=profile.provider,
         model=profile.model,
         base_url=profile.base_url,

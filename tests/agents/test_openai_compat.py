@@ -78,15 +78,14 @@ def _error_of(provider, request=None) -> ModelError:
 
 
 def test_it_sends_the_conversation_tools_and_params_and_parses_tool_calls(server, provider):
-    # given a server that answers with tool calls, one with arguments that are not a JSON object
+    # given a server that answers with tool calls, one of them with empty arguments
     server.reply(
         completion(
             content="Planning.",
             tool_calls=[
                 ("read_task_state", {}),
                 ("update_checklist", {"items": [{"title": "Poster 1"}]}),
-                ("update_checklist", "{not json"),
-                ("read_task_state", "[1, 2]"),
+                ("read_task_state", ""),
             ],
             model="fake-model-1-2025-06-01",
             prompt_tokens=1200,
@@ -103,14 +102,14 @@ def test_it_sends_the_conversation_tools_and_params_and_parses_tool_calls(server
     assert body["tools"] == [tool.as_openai() for tool in TOOLS]
     assert body["tool_choice"] == "auto"
     assert body["temperature"] == 0.3
-    # and the response carries parsed intents, raw strings kept when they are not JSON objects
+    # and the response carries parsed intents, read from the server's structured calls
     assert response.text == "Planning."
-    assert [(c.id, c.name, c.arguments) for c in response.tool_calls] == [
-        ("call_0", "read_task_state", {}),
-        ("call_1", "update_checklist", {"items": [{"title": "Poster 1"}]}),
-        ("call_2", "update_checklist", "{not json"),
-        ("call_3", "read_task_state", "[1, 2]"),
+    assert [(c.id, c.name, c.arguments, c.error) for c in response.tool_calls] == [
+        ("call_0", "read_task_state", {}, None),
+        ("call_1", "update_checklist", {"items": [{"title": "Poster 1"}]}, None),
+        ("call_2", "read_task_state", {}, None),
     ]
+    assert (response.call_format, response.repaired, response.tool_choice) == ("structured", False, "auto")
     # and usage with cached prompt tokens, and the exact model the server says answered
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (1200, 80)
     assert response.usage.cached_prompt_tokens == 1024

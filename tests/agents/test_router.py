@@ -550,7 +550,8 @@ def test_it_asks_the_workspaces_default_model_through_the_provider_interface(acc
     [
         pytest.param(Says({"route": "delete_everything"}), id="unknown-route"),
         pytest.param(Says({"route": "follow_up"}), id="follow-up-without-task"),
-        pytest.param(Says({"route": "follow_up", "task": 999999}), id="task-not-shown"),
+        pytest.param(Says({"route": "follow_up", "task": "old-posters"}), id="label-not-offered"),
+        pytest.param(Says({"route": "follow_up", "task": 999999}), id="an-id-for-a-label"),
         pytest.param(Says({"route": "answer", "reply": "ok", "sudo": True}), id="extra-field"),
         pytest.param(Says({"route": "clarify", "candidates": ["x"]}), id="wrong-type"),
         pytest.param(Says(None, text="I think it is the posters"), id="no-tool-call"),
@@ -573,10 +574,10 @@ def test_it_turns_an_unusable_router_answer_into_a_clarification(access, router,
 
 
 def test_it_does_not_let_the_router_reach_a_task_of_another_workspace(access, router, dave):
-    # given dave's workspace with a task, and a Router that names it
+    # given dave's workspace with a task, and a Router that names it (by the label it would have, or its id)
     other = workspace_create(user=dave, name="Dave's")
     theirs = _task(workspace_access(principal=dave, workspace_id=other.pk), "Secret", "Dave's plan")
-    router.inner = Says({"route": "follow_up", "task": theirs.pk})
+    router.inner = Says({"route": "follow_up", "task": task_index.task_label(theirs.title)})
 
     # when bob posts, then the decision is unusable and he is asked; dave's task gets nothing
     message = main_message_post(access=access, text="continue the plan")

@@ -66,9 +66,17 @@ class RouterSpy:
         return response
 
 
+def _label_of(request, task_id):
+    """The label a request offers for a task (the model never sees ids); a str is passed on as the model's own."""
+    if isinstance(task_id, str):
+        return task_id
+    return next(entry["label"] for entry in request.state["index"] if entry["id"] == task_id)
+
+
 class Looker:
-    """A Router model that opens `per_round` tasks from `wanted` each time it is asked — whether or not the tool
-    is still offered — then, once `wanted` is exhausted, decides `decision` (None: never decides)."""
+    """A Router model that opens `per_round` tasks from `wanted` (ids, named by the labels the request offers, or
+    strings it makes up) each time it is asked — whether or not the tool is still offered — then, once `wanted`
+    is exhausted, decides `decision` (None: never decides)."""
 
     def __init__(self, wanted, *, per_round=1, decision=None):
         self.wanted, self.per_round, self.decision = list(wanted), per_round, decision
@@ -79,14 +87,16 @@ class Looker:
         if self.wanted:
             batch, self.wanted = self.wanted[: self.per_round], self.wanted[self.per_round :]
             intents = [
-                ToolCallIntent(f"look-{self.calls}-{i}", LOOKUP_TOOL_NAME, {"task": task_id})
+                ToolCallIntent(f"look-{self.calls}-{i}", LOOKUP_TOOL_NAME, {"task": _label_of(request, task_id)})
                 for i, task_id in enumerate(batch)
             ]
             return ModelResponse(text="", tool_calls=intents, usage=Usage(), model="looker-1")
         if self.decision is None:
-            intents = [ToolCallIntent(f"look-{self.calls}", LOOKUP_TOOL_NAME, {"task": 1})]
+            first = request.state["index"][0]["label"]
+            intents = [ToolCallIntent(f"look-{self.calls}", LOOKUP_TOOL_NAME, {"task": first})]
         else:
-            intents = [ToolCallIntent(f"route-{self.calls}", "route_message", self.decision)]
+            decision = {**self.decision, "task": _label_of(request, self.decision["task"])}
+            intents = [ToolCallIntent(f"route-{self.calls}", "route_message", decision)]
         return ModelResponse(text="", tool_calls=intents, usage=Usage(), model="looker-1")
 
 
@@ -217,10 +227,14 @@ def test_it_opens_the_close_candidates_and_follows_the_one_the_details_name(acce
     # then the Router was offered the look-up tool, opened both candidates through it, then decided
     first, second = router.requests
     assert [tool.name for tool in first.tools] == ["route_message", LOOKUP_TOOL_NAME]
-    opened = [call.arguments["task"] for call in router.responses[0].tool_calls]
+    # by the labels it was offered, mapped back to the tasks
+    by_label = {entry["label"]: entry["id"] for entry in first.state["index"]}
+    labels = [call.arguments["task"] for call in router.responses[0].tool_calls]
+    opened = [by_label[label] for label in labels]
     assert sorted(opened) == sorted([meant.pk, other.pk])
     results = [json.loads(m["content"]) for m in second.messages if m["role"] == "tool"]
-    assert {r["task"]["id"] for r in results} == {meant.pk, other.pk}
+    assert {r["task"]["label"] for r in results} == set(labels)
+    assert all("id" not in r["task"] for r in results)
     # and the message reached the task whose details it names, with the look-ups recorded in order
     assert (message.route, message.task_id, message.refusal) == (Route.FOLLOW_UP, meant.pk, "")
     assert InboxMessage.objects.filter(task=other, text=text).count() == 0
@@ -351,21 +365,23 @@ def test_it_answers_not_found_for_another_workspaces_task_an_archived_one_and_an
     archived = _task(access, "Old croissant posters", "Croissant posters from last year")
     Task.objects.filter(pk=archived.pk).update(archived_at=timezone.now(), status=TaskStatus.DONE)
     router.inner = Looker(
-        [theirs.pk, archived.pk, 999_999, meant.pk], decision={"route": "follow_up", "task": meant.pk}
+        [task_index.task_label(theirs.title), archived.pk, "999999", meant.pk],
+        decision={"route": "follow_up", "task": meant.pk},
     )
 
     # when bob writes and the Router model asks for each
     message = main_message_post(access=access, text="the croissant one, warmer")
 
-    # then each of the three is the same "not found", and nothing of dave's reached the model
+    # then dave's task and an unknown id, which no offered label names, are invalid calls; the archived one is the
+    # same "not found" as any task the Router may not open; and nothing of dave's reached the model
     assert message.router_lookups == [
-        {"task": theirs.pk, "result": "not_found"},
+        {"task": None, "result": "invalid"},
         {"task": archived.pk, "result": "not_found"},
-        {"task": 999_999, "result": "not_found"},
+        {"task": None, "result": "invalid"},
         {"task": meant.pk, "result": "opened"},
     ]
     answers = [json.loads(m["content"]) for m in router.requests[-1].messages if m["role"] == "tool"]
-    assert [a.get("error") for a in answers] == ["not_found", "not_found", "not_found", None]
+    assert [a.get("error") for a in answers] == ["invalid_arguments", "not_found", "invalid_arguments", None]
     seen = json.dumps([r.messages for r in router.requests])
     assert "Nightjar" not in seen and "Dave" not in seen
     assert (message.route, message.task_id) == (Route.FOLLOW_UP, meant.pk)
@@ -444,11 +460,12 @@ def test_a_hosted_model_looks_up_through_tool_calls_then_decides(access, workspa
             secret=secret_put(workspace_id=workspace.pk, name="router-key", value=API_KEY),
             is_default=True,
         )
-        server.reply(completion(content=None, tool_calls=[(LOOKUP_TOOL_NAME, {"task": meant.pk})]))
+        label = task_index.task_label(meant.title)  # "spring-posters-cafe", as the index names it
+        server.reply(completion(content=None, tool_calls=[(LOOKUP_TOOL_NAME, {"task": label})]))
         server.reply(
             completion(
                 content=None,
-                tool_calls=[("route_message", {"route": "follow_up", "task": meant.pk, "reason": "croissant item"})],
+                tool_calls=[("route_message", {"route": "follow_up", "task": label, "reason": "croissant item"})],
                 model="fake-router-model-2026",
             )
         )
@@ -463,7 +480,12 @@ def test_a_hosted_model_looks_up_through_tool_calls_then_decides(access, workspa
     assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["function"]["name"] == LOOKUP_TOOL_NAME
     assert tool["role"] == "tool" and tool["tool_call_id"] == assistant["tool_calls"][0]["id"]
     details = json.loads(tool["content"])["task"]
-    assert details["id"] == meant.pk and "croissant" in details["checklist"][0]["title"]
+    assert details["label"] == label and "croissant" in details["checklist"][0]["title"]
+    # and both tools named the tasks by the labels of the index, as the only values they take
+    offered = {t["function"]["name"]: t["function"]["parameters"]["properties"]["task"] for t in first["tools"]}
+    assert set(offered[LOOKUP_TOOL_NAME]["enum"]) == {label, task_index.task_label(other.title)}
+    assert set(offered["route_message"]["anyOf"][0]["enum"]) == set(offered[LOOKUP_TOOL_NAME]["enum"])
+    assert f"[{label}]" in first["messages"][1]["content"] and f"#{meant.pk}" not in first["messages"][1]["content"]
     # and its decision routed the message, with the look-up recorded and the key sent only as the credential
     assert (message.route, message.task_id, message.router_model) == (
         Route.FOLLOW_UP,
