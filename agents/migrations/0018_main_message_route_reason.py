@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0016_log_without_db_fk'),
+        ('agents', '0017_tool_choice_support'),
     ]
 
     operations = [
