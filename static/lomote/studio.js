@@ -104,6 +104,7 @@ class Studio {
     this.messages = new Set();
     this.replies = new Map(); // "turn:index" → the agent's words from that step, in the chat
     this.asked = new Map(); // inbox message id → the person's words it carries (what a reply answers)
+    this.talkedTo = new Set(); // quick tasks that received a message after the one that made them
     this.askedAt = new Map(); // clarification card id → when the message it asks about was sent
     // Where the next message goes besides Main: the artifact open in the viewer (delivered to the task that made
     // it), until the person removes it from the compose box or closes the viewer. null: to Main, routed there.
@@ -255,6 +256,10 @@ class Studio {
       return;
     }
     if (message.inbox_message) this.asked.set(message.inbox_message, message.text);
+    if (message.task && ["follow_up", "direct"].includes(message.route) && !this.talkedTo.has(message.task)) {
+      this.talkedTo.add(message.task);
+      this.renderTasks();
+    }
     const route = ROUTES[message.route] || message.route;
     const routeText = message.task ? `${route} ${this.taskLabel(message.task)}` : route;
     const item = h(
@@ -360,8 +365,9 @@ class Studio {
 
   renderTasks() {
     // Quick (lightweight) tasks stay out of the list: their result is on its card in the chat and on the canvas.
-    // Known here only to name them; a promoted one (task.promoted) joins the list.
-    const tasks = [...this.tasks.values()].filter((t) => t.kind === "persistent").sort((a, b) => b.id - a.id);
+    // One the person went on talking to (a message routed to it after the request that made it) joins the list,
+    // as does a promoted one (task.promoted): it is a conversation now, and the place to see it is here.
+    const tasks = [...this.tasks.values()].filter((t) => t.kind === "persistent" || this.talkedTo.has(t.id)).sort((a, b) => b.id - a.id);
     const focused = taskList.contains(document.activeElement) ? document.activeElement.closest("[data-task]")?.dataset.task : null;
     const opened = this.taskPanel?.taskId;
     taskList.replaceChildren(

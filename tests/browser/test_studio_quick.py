@@ -47,3 +47,29 @@ def test_it_answers_a_quick_request_with_a_result_card_and_lists_it_once_kept(st
     task.refresh_from_db()
     assert task.kind == TaskKind.PERSISTENT
     assert page.js_errors == []
+
+
+def test_a_quick_task_the_person_goes_on_talking_to_joins_the_tasks_panel(studio, page):
+    from agents.models import Task
+
+    # given a quick job's result, which the Tasks panel does not list
+    log_in(page, studio)
+    page.get_by_label("Message to Main").fill("Generate an image of a ginger cat")
+    page.keyboard.press("Enter")
+    expect(page.locator(".task-card[data-status='open']")).to_be_visible(timeout=60_000)
+    expect(page.locator("#tasks .task")).to_have_count(0)
+    task = Task.objects.get(workspace=studio.workspace)
+
+    # when the person asks for a change to it
+    page.get_by_label("Message to Main").fill("Make the ginger cat warmer, more orange")
+    page.keyboard.press("Enter")
+
+    # then the message went to that task, says why, and the task is listed from then on (after a reload too)
+    expect(page.locator(f".msg.person .route[data-task='{task.pk}']")).to_have_count(2)
+    expect(page.locator(".msg.person .why").last).to_contain_text(f"task #{task.pk}")
+    expect(page.locator(f"#tasks .task[data-task='{task.pk}']")).to_have_count(1)
+    page.reload()
+    page.locator("#studio[data-ready='true']").wait_for()
+    expect(page.locator(f"#tasks .task[data-task='{task.pk}']")).to_have_count(1)
+    shoot(page, "quick-03-talked-to-task-listed")
+    assert not page.js_errors, page.js_errors
