@@ -353,6 +353,10 @@ SPECTACULAR_SETTINGS = {
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# What Lomote says itself (cards, replies) is said in the task's language when we have a catalogue for it
+# (locale/<lang>/LC_MESSAGES/django.po, compiled .mo committed beside it); other languages read English.
+LANGUAGES = [("en", "English"), ("fr", "Français"), ("de", "Deutsch"), ("es", "Español"), ("pt", "Português")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "/static/"

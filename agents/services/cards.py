@@ -19,7 +19,9 @@ from typing import Any, Protocol
 
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from agents.locks import card_qs_for_update
 from agents.models import (
@@ -61,9 +63,9 @@ ANSWER = "answer"
 SETTLING_ACTIONS = ("confirm", "choose", ANSWER)
 
 QUOTE_OPTIONS = [
-    {"id": "approve", "label": "Approve"},
-    {"id": "adjust", "label": "Adjust the plan"},
-    {"id": "decline", "label": "Decline"},
+    {"id": "approve", "label": gettext_lazy("Approve")},
+    {"id": "adjust", "label": gettext_lazy("Adjust the plan")},
+    {"id": "decline", "label": gettext_lazy("Decline")},
 ]
 MAX_TITLE = 300
 
@@ -128,6 +130,11 @@ def card_data(card: Card) -> dict[str, Any]:
     }
 
 
+def spoken(task: Task | None):
+    """What a card says is said in its task's language (the person's, detected on their first message)."""
+    return translation.override(task.language if task is not None and task.language else None)
+
+
 def _title(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 1] + "…"
@@ -164,7 +171,9 @@ def card_open(
         kind=kind,
         title=_title(title),
         body=body,
-        options=options or [],
+        options=[
+            {**option, "label": str(option["label"])} if "label" in option else option for option in options or []
+        ],
         payload=payload,
     )
     event_append(workspace_id=workspace_id, kind="card.opened", data=card_data(card))
@@ -236,8 +245,13 @@ def card_open_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | 
     """
     if waiting_for.get("card"):
         return Card.objects.filter(pk=waiting_for["card"], task=task).first()
+    with spoken(task):
+        return _card_for_wait(task, waiting_for, turn=turn)
+
+
+def _card_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | None) -> Card | None:
     if waiting_for.get("type") == "person":
-        question = str(waiting_for.get("question") or "The agent needs your answer.")
+        question = str(waiting_for.get("question") or _("The agent needs your answer."))
         labels = [str(label) for label in waiting_for.get("options") or []]
         options = [{"id": str(n), "label": label} for n, label in enumerate(labels, start=1)]
         item = _current_item(task)
@@ -260,8 +274,10 @@ def card_open_for_wait(task: Task, waiting_for: dict[str, Any], *, turn: Turn | 
         return card_open(
             task,
             kind=CardKind.QUOTE,
-            title=f"Approve {amount} credits for {bought}",
-            body=f"{bought} at {per_item} credits each, {amount} credits in all.{why_asked(reasons, limits)}",
+            title=_("Approve %(amount)s credits for %(things)s") % {"amount": amount, "things": bought},
+            body=_("%(things)s at %(each)s credits each, %(amount)s credits in all.")
+            % {"things": bought, "each": per_item, "amount": amount}
+            + why_asked(reasons, limits),
             options=QUOTE_OPTIONS,
             payload={
                 "source": "approval",
@@ -303,17 +319,18 @@ def card_open_result(task: Task, artifacts: list[dict[str, Any]], *, turn: Turn 
     withdraws the task's earlier open cards, an earlier result's included: that result was iterated on.
     """
     names = ", ".join(f"“{a['title']}” (#{a['artifact']}, v{a['version']})" for a in artifacts)
-    return card_open(
-        task,
-        kind=CardKind.RESULT,
-        title=f"Ready: {task.title}",
-        body=f"Made {names}. Ask for a change to make a new version, or keep this as a task."
-        if artifacts
-        else "Nothing was made.",
-        options=[{"id": "iterate", "label": "Iterate"}, {"id": "keep", "label": "Keep as a task"}],
-        payload={"source": "lightweight", "artifacts": artifacts},
-        turn=turn,
-    )
+    with spoken(task):
+        return card_open(
+            task,
+            kind=CardKind.RESULT,
+            title=_("Ready: %(title)s") % {"title": task.title},
+            body=_("Made %(names)s. Ask for a change to make a new version, or keep this as a task.") % {"names": names}
+            if artifacts
+            else _("Nothing was made."),
+            options=[{"id": "iterate", "label": _("Iterate")}, {"id": "keep", "label": _("Keep as a task")}],
+            payload={"source": "lightweight", "artifacts": artifacts},
+            turn=turn,
+        )
 
 
 def checkpoint_unasked(task: Task) -> ChecklistItem | None:
@@ -340,29 +357,37 @@ def checkpoint_unasked(task: Task) -> ChecklistItem | None:
 
 def card_open_safety_net(task: Task, item: ChecklistItem, *, turn: Turn | None = None) -> Card:
     """The model stopped at a checkpoint without asking: the runtime asks for it (the task row is locked)."""
-    return card_open(
-        task,
-        kind=CardKind.CONFIRM,
-        title=f"Confirm before the agent goes on: {item.title}",
-        body="This step needs your confirmation before it is carried out. Confirm to let the agent go on, or "
-        "adjust to tell it what to change.",
-        payload={"source": "safety_net", **_item_link(item)},
-        turn=turn,
-    )
+    with spoken(task):
+        return card_open(
+            task,
+            kind=CardKind.CONFIRM,
+            title=_("Confirm before the agent goes on: %(item)s") % {"item": item.title},
+            body=_(
+                "This step needs your confirmation before it is carried out. Confirm to let the agent go on, or "
+                "adjust to tell it what to change."
+            ),
+            payload={"source": "safety_net", **_item_link(item)},
+            turn=turn,
+        )
 
 
 def card_open_to_continue(task: Task, *, turn: Turn | None = None) -> Card:
     """Autonomy "ask": instead of continuing by itself, the task asks whether to go on (task row locked)."""
     item = _current_item(task)
-    title = f"Continue with: {item.title}?" if item is not None else "Continue with the next step?"
-    return card_open(
-        task,
-        kind=CardKind.CONFIRM,
-        title=title,
-        body="This task asks before each next step. Confirm to let it go on, or adjust to change the plan.",
-        payload={"source": "continue", **_item_link(item)},
-        turn=turn,
-    )
+    with spoken(task):
+        title = (
+            _("Continue with: %(item)s?") % {"item": item.title}
+            if item is not None
+            else _("Continue with the next step?")
+        )
+        return card_open(
+            task,
+            kind=CardKind.CONFIRM,
+            title=title,
+            body=_("This task asks before each next step. Confirm to let it go on, or adjust to change the plan."),
+            payload={"source": "continue", **_item_link(item)},
+            turn=turn,
+        )
 
 
 def task_wait_for_card(task: Task, card: Card, **flags: Any) -> None:

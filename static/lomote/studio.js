@@ -4,6 +4,7 @@
 // Live state arrives only through the workspace event log (live.js); an event that says a
 // panel changed triggers a REST fetch of that panel.
 
+import { langAttrs, t } from "./i18n.js";
 import { ApiError, workspaceApi } from "./api.js";
 import { ApiKeysPanel } from "./api_keys.js";
 import { BillingPanel } from "./billing.js";
@@ -73,24 +74,26 @@ function at(iso) {
 /** Who wrote a message: a member by name, an API key by its name — never "You" for what the viewer did not send. */
 function authorLabel(message) {
   if (message.author) return message.author;
-  if (message.api_key) return `API key · ${message.api_key.name}`;
-  if (message.api_request) return "API key";
-  return "A former member";
+  if (message.api_key) return `${t("API key")} · ${message.api_key.name}`;
+  if (message.api_request) return t("API key");
+  return t("A former member");
 }
 
 /** What a resolved card says about its resolution. */
 function resolutionText(card) {
   const { action, label, text } = card.resolution;
-  const by = card.resolved_by ? ` by ${card.resolved_by}` : "";
-  if (action === "choose") return `Chose “${label}”${by}`;
-  if (action === "confirm") return `Confirmed${by}`;
-  if (action === "approve") return `Approved${by}`;
-  if (action === "decline") return `Declined${by}`;
-  if (action === "adjust") return `Asked for changes${by}: ${text || ""}`;
-  if (action === "answer") return `Answered${by}: ${text || ""}`;
-  if (action === "iterate") return `Asked for another version${by}: ${text || ""}`;
-  if (action === "keep") return `Kept as a task${by}`;
-  return `${action}${by}`;
+  const by = card.resolved_by ? t(" by {name}", { name: card.resolved_by }) : "";
+  const said = {
+    choose: "Chose “{label}”{by}",
+    confirm: "Confirmed{by}",
+    approve: "Approved{by}",
+    decline: "Declined{by}",
+    adjust: "Asked for changes{by}: {text}",
+    answer: "Answered{by}: {text}",
+    iterate: "Asked for another version{by}: {text}",
+    keep: "Kept as a task{by}",
+  }[action];
+  return said ? t(said, { label, by, text: text || "" }) : `${action}${by}`;
 }
 
 class Studio {
@@ -237,8 +240,14 @@ class Studio {
   }
 
   cardSubject(card) {
-    if (card.task) return this.taskLabel(card.task);
-    return card.payload && card.payload.run ? `Flow run #${card.payload.run}` : "workspace";
+    if (card.task) return this.taskName(card.task);
+    return card.payload && card.payload.run ? t("Flow run #{id}", { id: card.payload.run }) : t("workspace");
+  }
+
+  /** A task named in the studio's language, for the chat (other panels use taskLabel). */
+  taskName(taskId) {
+    const task = this.tasks.get(taskId);
+    return task ? t("task #{id} “{title}”", { id: taskId, title: task.title }) : t("task #{id}", { id: taskId });
   }
 
   taskLabel(taskId) {
@@ -260,14 +269,14 @@ class Studio {
       this.talkedTo.add(message.task);
       this.renderTasks();
     }
-    const route = ROUTES[message.route] || message.route;
-    const routeText = message.task ? `${route} ${this.taskLabel(message.task)}` : route;
+    const route = ROUTES[message.route] ? t(ROUTES[message.route]) : message.route;
+    const routeText = message.task ? `${route} ${this.taskName(message.task)}` : route;
     const item = h(
       "li",
       { class: "msg person", "data-message": String(message.id) },
       h("p", { class: "who", "data-api-key": message.api_key?.id ?? null, text: authorLabel(message) }),
       h("p", { class: "text", dir: "auto", text: message.text }),
-      h("p", { class: "route", "data-route": message.route, "data-task": message.task ?? "" }, `→ ${routeText}`),
+      h("p", { class: "route", "data-route": message.route, "data-task": message.task ?? "", ...langAttrs() }, `→ ${routeText}`),
       // Why it went there, in the Router's own words (and the person's language).
       message.route_reason ? h("p", { class: "why", dir: "auto", text: message.route_reason }) : null,
     );
@@ -300,8 +309,8 @@ class Studio {
     const item = h(
       "li",
       { class: "msg agent", "data-reply": key, "data-task": String(reply.task) },
-      h("p", { class: "who" }, h("bdi", { text: this.taskLabel(reply.task) })),
-      answered ? h("p", { class: "answers", dir: "auto", text: `↳ answering “${answered.length > 80 ? `${answered.slice(0, 79)}…` : answered}”` }) : null,
+      h("p", { class: "who", ...langAttrs() }, h("bdi", { text: this.taskName(reply.task) })),
+      answered ? h("p", { class: "answers", ...langAttrs() }, t("↳ answering “{text}”", { text: answered.length > 80 ? `${answered.slice(0, 79)}…` : answered })) : null,
       h("p", { class: "text", dir: "auto", text: reply.text }),
     );
     this.replies.set(key, item);
@@ -430,12 +439,12 @@ class Studio {
     const headingId = `card-${card.id}-title`;
     const children = [
       h("h2", { id: headingId, class: "card-title", tabindex: "-1", dir: "auto", text: card.title }),
-      h("p", { class: "card-meta", text: `${card.kind} card · ${this.cardSubject(card)} · ${card.status}` }),
+      h("p", { class: "card-meta", ...langAttrs(), text: `${t("{kind} card", { kind: t(card.kind) })} · ${this.cardSubject(card)} · ${t(card.status)}` }),
       card.body ? h("p", { class: "card-body", dir: "auto", text: card.body }) : null,
       card.kind === "result" ? this.renderResult(card) : null,
     ];
     if (open) {
-      const actions = h("div", { class: "card-actions", role: "group", "aria-label": `Answer: ${card.title}`, onkeydown: arrowsBetweenButtons });
+      const actions = h("div", { class: "card-actions", role: "group", "aria-label": t("Answer: {title}", { title: card.title }), onkeydown: arrowsBetweenButtons, ...langAttrs() });
       for (const action of card.actions || []) {
         if (action === "choose") {
           for (const option of card.options || []) {
@@ -445,23 +454,23 @@ class Studio {
           const inputId = `card-${card.id}-${action}`;
           // The runtime's card for a task that stopped takes the request again, in the person's own words.
           const stalled = (card.payload || {}).source === "stalled";
-          const input = h("input", { id: inputId, type: "text", placeholder: stalled ? "Say it in your own words" : "What should change?" });
-          const label = stalled ? "Say it differently" : action === "adjust" ? "Adjust" : "Change";
+          const input = h("input", { id: inputId, type: "text", placeholder: t(stalled ? "Say it in your own words" : "What should change?") });
+          const label = t(stalled ? "Say it differently" : action === "adjust" ? "Adjust" : "Change");
           // A form of its own, so Enter in the text field sends the adjustment.
           actions.append(
             h("form", { class: "adjust", onsubmit: (e) => { e.preventDefault(); this.act(card, { action, text: input.value }); } },
               h("label", { for: inputId, text: label }),
               input,
-              h("button", { type: "submit", "data-action": action }, labels[action] || (stalled ? "Send" : label))),
+              h("button", { type: "submit", "data-action": action }, labels[action] || (stalled ? t("Send") : label))),
           );
         } else {
-          const label = labels[action] || action[0].toUpperCase() + action.slice(1);
+          const label = labels[action] || t(action[0].toUpperCase() + action.slice(1));
           actions.append(h("button", { type: "button", "data-action": action, class: action === "approve" || action === "confirm" ? "primary" : "", onclick: () => this.act(card, { action }) }, label));
         }
       }
       children.push(actions);
     } else if (card.resolution && card.resolution.action) {
-      children.push(h("p", { class: "card-resolution", "data-resolution": card.resolution.action, text: resolutionText(card) }));
+      children.push(h("p", { class: "card-resolution", "data-resolution": card.resolution.action, ...langAttrs(), text: resolutionText(card) }));
     }
     children.push(h("p", { class: "error", role: "alert", hidden: true }));
     return h("li", { class: `msg task-card ${card.status}`, "data-card": String(card.id), "data-status": card.status, "aria-labelledby": headingId }, ...children);
@@ -485,7 +494,7 @@ class Studio {
     const element = this.cards.get(card.id);
     const problem = element.querySelector(".error");
     if ((body.action === "adjust" || body.action === "iterate") && !(body.text || "").trim()) {
-      problem.textContent = `Say what should change, then press ${body.action === "adjust" ? "Adjust" : "Iterate"}.`;
+      problem.textContent = t("Say what should change, then press {button}.", { button: t(body.action === "adjust" ? "Adjust" : "Iterate") });
       problem.hidden = false;
       element.querySelector(`#card-${card.id}-${body.action}`)?.focus();
       return;

@@ -109,6 +109,10 @@ def browser():
 
 @pytest.fixture
 def page(browser, request):
+    from playwright.sync_api import expect
+
+    # An expectation waits as long as a loaded 2-core CI machine may take to answer (5 s by default).
+    expect.set_options(timeout=10_000)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(20_000)
     page = context.new_page()
