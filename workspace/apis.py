@@ -433,7 +433,10 @@ class ArtifactCreateApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="artifacts_create",
-        description="Create a document (`content`) or a Flow (`graph`) at version 1.",
+        description="Create a document (`content`) or a Flow (`graph`) at version 1. A Flow's node params and wires "
+        "are checked against its node types (`GET …/flow-node-types/`): 400 `invalid_node_params` (`details.node`, "
+        "`details.field`), 400 `wire_type_mismatch` (`details.from`, `details.to`), 404 for an artifact_input naming "
+        "an artifact the workspace does not have.",
         request=serializers.ArtifactCreateIn,
         responses={201: serializers.ArtifactOut, **error_responses(400, 403, 404)},
     )
@@ -494,7 +497,10 @@ class FlowEditsApi(WorkspaceApi):
     @extend_schema(
         operation_id="flows_edit",
         description="Edit nodes made on `base_version`; applied on the latest version. 409 `node_conflict` "
-        "(`details.nodes`) for nodes changed since the base; the answer lists `changed_since_base`.",
+        "(`details.nodes`) for nodes changed since the base; the answer lists `changed_since_base`. The params of "
+        "the nodes it sets or adds and the wires it adds or re-types are checked against the node types: 400 "
+        "`invalid_node_params` naming the node and field, 400 `wire_type_mismatch` naming both ends. `start` names "
+        "the input node a run starts at.",
         request=serializers.FlowEditsIn,
         responses={200: serializers.VersionWrittenOut, **error_responses(400, 403, 404, 409)},
     )

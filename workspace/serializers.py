@@ -265,6 +265,9 @@ class FlowEditsIn(serializers.Serializer):
         required=False,
         default=list,
     )
+    start = serializers.CharField(
+        required=False, max_length=64, help_text="The input node a run starts at (a text_input with no wire in)."
+    )
 
 
 class VersionWrittenOut(serializers.Serializer):

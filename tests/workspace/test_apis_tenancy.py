@@ -137,7 +137,7 @@ FLOW_EDITS_POST = Endpoint(
     "post",
     "artifact-flow-edits",
     target="flow",
-    body={"base_version": 1, "node_edits": {"end": {"params": {"note": "edited"}}}},
+    body={"base_version": 1, "node_edits": {"end": {"params": {}}}},
     role="editor",
 )
 FLOW_RUNS_POST = Endpoint(
@@ -148,6 +148,7 @@ FLOW_THREAD_RUNS_POST = Endpoint(
 )
 FLOW_RUN_GET = Endpoint("flow run GET", "get", "flow-run-detail", target="flow_run")
 FLOW_NODE_RETRY = Endpoint("flow node retry POST", "post", "flow-node-retry", target="failed_node", role="editor")
+FLOW_NODE_TYPES_GET = Endpoint("flow node types GET", "get", "flow-node-types")
 
 
 def _png(name: str) -> SimpleUploadedFile:
@@ -227,6 +228,7 @@ MATRIX = [
     (FLOW_THREAD_RUNS_POST, 404,  403,   201,   201,  403,       201,       404),
     (FLOW_RUN_GET,       404,     200,   200,   200,  200,       200,       404),
     (FLOW_NODE_RETRY,    404,     403,   201,   201,  403,       201,       404),
+    (FLOW_NODE_TYPES_GET, 404,    200,   200,   200,  200,       200,       404),
     (UPLOAD_POST,        404,     403,   201,   201,  403,       201,       404),
     (VERSION_UPLOAD_POST, 404,    403,   201,   201,  403,       201,       404),
     (COLLECTIONS_GET,    404,     200,   200,   200,  200,       200,       404),
@@ -578,7 +580,9 @@ def test_it_covers_every_route_and_method_of_the_workspace_api():
     from workspace import urls
 
     flow_routes = [
-        p for p in agents_urls.urlpatterns if p.name in ("artifact-flow-runs", "flow-thread-runs", "flow-node-retry")
+        p
+        for p in agents_urls.urlpatterns
+        if p.name in ("artifact-flow-runs", "flow-thread-runs", "flow-node-retry", "flow-node-types")
     ]
     served = set()
     for pattern in [*urls.urlpatterns, *flow_routes]:
