@@ -20,6 +20,7 @@ from lomote.kernel.exceptions import PermissionDenied
 from lomote.kernel.serializers import ErrorSerializer, error_responses, validated
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
+from workspace.flows import templates as flow_templates
 from workspace.flows.authoring import flow_create, flow_edit
 from workspace.models import SERVED_MEDIA_TYPES, UNDECLARED_MEDIA_TYPE, ArtifactVersion, JobStatus, Role
 from workspace.services import collections as collection_services
@@ -528,6 +529,59 @@ class FlowRunDetailApi(WorkspaceApi):
     def get(self, request, workspace_id, run_id):
         run = selectors.flow_run_get(workspace_id=self.access().workspace.pk, run_id=run_id)
         return Response(serializers.FlowRunOut(run).data)
+
+
+def _template_out(template: flow_templates.FlowTemplate) -> dict:
+    return {
+        "name": template.name,
+        "title": template.title,
+        "description": template.description,
+        "params_schema": template.params_schema(),
+    }
+
+
+class FlowTemplateListApi(WorkspaceApi):
+    serializer_class = serializers.FlowTemplateOut
+    pagination_class = None  # a few templates, declared in code
+
+    @extend_schema(
+        operation_id="flow_templates_list",
+        description="Flows to start from: each with the params it takes, as a JSON Schema.",
+        responses={200: serializers.FlowTemplateOut(many=True), **error_responses(404)},
+    )
+    def get(self, request, workspace_id):
+        self.access()
+        return Response([_template_out(t) for t in flow_templates.flow_templates_list()])
+
+
+class FlowTemplateUseApi(WorkspaceApi):
+    serializer_class = serializers.ArtifactOut
+
+    @extend_schema(
+        operation_id="flow_templates_use",
+        description="Make a new Flow of this workspace from the template, with its `params` (400 "
+        "`invalid_template_params` naming the field; 404 `template_not_found`; 404 for a collection the workspace "
+        "does not have; 400 `no_product_photos` for a collection without images). The Flow is checked against the "
+        "node types like any other, and is the workspace's own from then on. Editors and owners."
+        + IDEMPOTENCY_DESCRIPTION,
+        parameters=[IDEMPOTENCY_KEY],
+        request=serializers.FlowTemplateUseIn,
+        responses={201: serializers.ArtifactOut, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, workspace_id, name):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.FlowTemplateUseIn, request.data)
+        return self.idempotent(access, lambda: self._use(access, name, data))
+
+    def _use(self, access, name: str, data: dict) -> Response:
+        artifact = flow_templates.flow_template_use(
+            workspace_id=access.workspace.pk,
+            name=name,
+            title=data.get("title"),
+            params=data["params"],
+            **_author(access),
+        )
+        return Response(serializers.ArtifactOut(artifact).data, status=status.HTTP_201_CREATED)
 
 
 # --- uploads -------------------------------------------------------------------------------------------------

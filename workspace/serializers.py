@@ -270,6 +270,22 @@ class FlowEditsIn(serializers.Serializer):
     )
 
 
+class FlowTemplateOut(serializers.Serializer):
+    name = serializers.CharField(help_text="Use it with `POST …/flow-templates/{name}/use/`.")
+    title = serializers.CharField()
+    description = serializers.CharField()
+    params_schema = serializers.DictField(help_text="What `params` the template takes, as a JSON Schema.")
+
+
+class FlowTemplateUseIn(StrictSerializer):
+    title = serializers.CharField(
+        required=False, max_length=300, help_text="The new Flow's title (default: the template's)."
+    )
+    params = serializers.DictField(
+        required=False, default=dict, help_text="The template's params (its `params_schema`)."
+    )
+
+
 class VersionWrittenOut(serializers.Serializer):
     artifact_id = serializers.IntegerField()
     version = serializers.IntegerField()

@@ -58,13 +58,14 @@ class Endpoint:
     target: str | None = None  # which object of `world` the URL points at, besides the workspace
     body: dict | Callable[[SimpleNamespace], dict] | None = None  # a callable builds it from the world
     role: str = Role.OWNER  # the role a 403 names
+    kwargs: dict | None = None  # URL parts that name no object of a workspace (a template's name)
 
     def payload(self, world) -> dict | None:
         """The request body: a fresh one each time (an uploaded file is read once)."""
         return self.body(world) if callable(self.body) else self.body
 
     def url(self, world, workspace_id: int | None = None, target_id: int | None = None) -> str:
-        kwargs = {"workspace_id": world.workspace.pk if workspace_id is None else workspace_id}
+        kwargs = {"workspace_id": world.workspace.pk if workspace_id is None else workspace_id, **(self.kwargs or {})}
         if self.target == "member":
             kwargs["membership_id"] = world.erin_membership.pk if target_id is None else target_id
         elif self.target == "api_key":
@@ -149,6 +150,11 @@ FLOW_THREAD_RUNS_POST = Endpoint(
 FLOW_RUN_GET = Endpoint("flow run GET", "get", "flow-run-detail", target="flow_run")
 FLOW_NODE_RETRY = Endpoint("flow node retry POST", "post", "flow-node-retry", target="failed_node", role="editor")
 FLOW_NODE_TYPES_GET = Endpoint("flow node types GET", "get", "flow-node-types")
+FLOW_TEMPLATES_GET = Endpoint("flow templates GET", "get", "flow-template-list")
+FLOW_TEMPLATE_USE_POST = Endpoint(
+    "flow template use POST", "post", "flow-template-use", kwargs={"name": "product-posts"},
+    body=lambda w: {"params": {"collection_id": w.collection.pk}}, role="editor",
+)  # fmt: skip
 
 
 def _png(name: str) -> SimpleUploadedFile:
@@ -229,6 +235,8 @@ MATRIX = [
     (FLOW_RUN_GET,       404,     200,   200,   200,  200,       200,       404),
     (FLOW_NODE_RETRY,    404,     403,   201,   201,  403,       201,       404),
     (FLOW_NODE_TYPES_GET, 404,    200,   200,   200,  200,       200,       404),
+    (FLOW_TEMPLATES_GET, 404,     200,   200,   200,  200,       200,       404),
+    (FLOW_TEMPLATE_USE_POST, 404, 403,   201,   201,  403,       201,       404),
     (UPLOAD_POST,        404,     403,   201,   201,  403,       201,       404),
     (VERSION_UPLOAD_POST, 404,    403,   201,   201,  403,       201,       404),
     (COLLECTIONS_GET,    404,     200,   200,   200,  200,       200,       404),
@@ -405,6 +413,9 @@ def _effect_of(endpoint: Endpoint, world) -> bool:
         return FlowRun.objects.filter(artifact=world.flow).count() == 3  # the world has two: one failed
     if endpoint is FLOW_THREAD_RUNS_POST:
         return FlowRun.objects.filter(artifact=world.flow, thread="main").count() == 1
+    if endpoint is FLOW_TEMPLATE_USE_POST:
+        made = Artifact.objects.filter(workspace=world.workspace, kind="flow", tags__contains=["product-posts"])
+        return made.exists()
     if endpoint is FLOW_NODE_RETRY:
         return FlowNodeRun.objects.get(run=world.failed_run, node_id="end").attempt == 2
     if endpoint is UPLOAD_POST:
