@@ -277,14 +277,19 @@ def test_it_runs_a_node_on_a_named_profile_and_refuses_an_unknown_one(workspace,
     assert server.authorizations == [f"Bearer {API_KEY}"]
     assert (nodes["b"].status, nodes["b"].error["code"]) == (NodeStatus.FAILED, "model_profile_not_found")
     assert (nodes["d"].status, nodes["d"].error["code"]) == (NodeStatus.FAILED, "invalid_params")
-    # no profile at all: the embedded stand-in, which says what it is
-    assert nodes["c"].output == {
-        "text": "Hum.: hello",
+    # no profile at all: the embedded stand-in, the offline writer, which says what it is (and writes from the
+    # input: "Hum." names no form of text, so it describes what it was given)
+    c = nodes["c"].output
+    assert {k: c[k] for k in ("text", "model", "provider", "profile", "preset", "writer", "form")} == {
+        "text": "Hello.",
         "model": "offline-scripted",
         "provider": "scripted",
         "profile": None,
         "preset": None,
+        "writer": "offline",
+        "form": "description",
     }
+    assert "offline writer" in c["note"]
 
 
 def test_it_retries_a_retryable_model_error_within_the_turns_bounds_then_fails(

@@ -22,8 +22,9 @@ Model calls: the workspace app cannot import agents (DESIGN §1), so generate_te
 that agents installs at start-up (workspace/domain_events.py: `text_hooks_install`; agents/services/
 flow_nodes.py). It runs the node on the workspace's model profile, with its secret, like a task's turn; only
 when that lease is the embedded scripted kind (no profile configured) does it answer with the deterministic
-stand-ins below, which say so in their output (`model: "offline-scripted"`). Likewise a paid node asks
-billing, through `spend_check_install`'s hook, whether money is held for its job.
+stand-ins below, which say so in their output (`model: "offline-scripted"`): for text, the offline writer
+(workspace/flows/writer.py: a caption, a title, a shot list… written from the input, `writer: "offline"` and a
+`note`). Likewise a paid node asks billing, through `spend_check_install`'s hook, whether money is held for its job.
 """
 
 import re
@@ -35,12 +36,12 @@ from lomote.kernel.exceptions import DomainError, InvalidInput
 from workspace import domain_events
 from workspace.flows import params as p
 from workspace.flows.params import MAX_TEXT, MEDIA, TEXTUAL, Port
+from workspace.flows.writer import OFFLINE_MODEL, WRITER_FIELDS, offline_write
 from workspace.models import Artifact, ArtifactKind
 from workspace.providers.base import IMAGE_FORMATS
 from workspace.selectors import artifact_version_get
 from workspace.services.jobs import job_submit
 
-OFFLINE_MODEL = "offline-scripted"
 # The artifact kinds an artifact_input reads, and the port type its output then carries.
 READABLE_KINDS = {ArtifactKind.DOCUMENT: "document", "image": "image", "video": "video", "3d": "3d"}
 
@@ -86,11 +87,12 @@ class NodeFailed(DomainError):
 # --- model calls -----------------------------------------------------------------------------------------
 
 
-def offline_text(instructions: str, prompt: str) -> dict[str, Any]:
-    """The embedded stand-in for a text model: deterministic, and named as what it is in the output."""
-    instructions = instructions.strip() or "Write"
-    body = " ".join(prompt.split())[:2000]
-    return {"text": f"{instructions}: {body}" if body else instructions, "model": OFFLINE_MODEL}
+def offline_text(params: dict[str, Any], prompt: str, material: str, *, instructions: str | None = None, facts=None):
+    """The embedded stand-in for a text model: the offline writer (workspace/flows/writer.py), which writes from the
+    node's input and says on its output that it wrote it. `instructions` are a preset's, when it has one."""
+    said = str(params.get("instructions") or "") if instructions is None else instructions
+    template = str(params.get("prompt", "{input}"))
+    return offline_write(instructions=said, template=template, prompt=prompt, material=material, facts=facts)
 
 
 def _words(text: str) -> set[str]:
@@ -121,12 +123,12 @@ def _model_params_need_hook(params: dict[str, Any]) -> None:
         raise NodeFailed("No model provider is installed to run this node's preset or profile.", code="model_config")
 
 
-def text_generate(workspace_id: int, params: dict[str, Any], prompt: str) -> dict[str, Any]:
+def text_generate(workspace_id: int, params: dict[str, Any], prompt: str, material: str = "") -> dict[str, Any]:
     hook = domain_events.text_hook()
     if hook is None:
         _model_params_need_hook(params)
-        return offline_text(str(params.get("instructions") or ""), prompt)
-    return hook(workspace_id, params, prompt)
+        return offline_text(params, prompt, material)
+    return hook(workspace_id, params, prompt, material)
 
 
 def branch_choose(workspace_id: int, params: dict[str, Any], text: str, routes: dict[str, str]) -> dict[str, Any]:
@@ -250,8 +252,10 @@ class GenerateText(NodeType):
 
     def run(self, ctx: NodeContext) -> NodeResult:
         prompt = str(ctx.params.get("prompt", "{input}")).replace("{input}", ctx.text) or ctx.text
-        answer = text_generate(ctx.workspace_id, ctx.params, prompt)
-        return NodeResult(output={**_call_meta(answer), "text": str(answer["text"])[:MAX_TEXT]})
+        answer = text_generate(ctx.workspace_id, ctx.params, prompt, ctx.text)
+        # The offline writer says what it wrote and that it wrote it: the studio shows its note on the node.
+        written = {key: answer[key] for key in WRITER_FIELDS if key in answer}
+        return NodeResult(output={**_call_meta(answer), **written, "text": str(answer["text"])[:MAX_TEXT]})
 
 
 class GenerateNode(NodeType):
@@ -374,7 +378,12 @@ class Finish(NodeType):
             for o in ctx.upstream.values()
             if isinstance(o, dict) and o.get("artifact")
         ]
-        return NodeResult(output={"text": ctx.text, "artifacts": artifacts, "from": sorted(ctx.upstream)})
+        output = {"text": ctx.text, "artifacts": artifacts, "from": sorted(ctx.upstream)}
+        # What the offline writer wrote is said so in the result too (a thread's post shows it).
+        notes = [o["note"] for o in ctx.upstream.values() if isinstance(o, dict) and o.get("note")]
+        if notes:
+            output["notes"] = list(dict.fromkeys(notes))
+        return NodeResult(output=output)
 
 
 NODE_TYPES: dict[str, NodeType] = {
