@@ -27,7 +27,7 @@ from workspace.services import collections as collection_services
 from workspace.services import guides as guide_services
 from workspace.services import idempotency
 from workspace.services import workspaces as services
-from workspace.services.artifacts import artifact_create, version_download_name
+from workspace.services.artifacts import artifact_create, artifact_rename, version_download_name
 from workspace.services.documents import document_edit, document_write
 from workspace.services.uploads import artifact_upload, artifact_version_upload
 from workspace.upload_guard import UploadParsing
@@ -306,6 +306,21 @@ class ArtifactDetailApi(WorkspaceApi):
     )
     def get(self, request, workspace_id, artifact_id):
         artifact = selectors.artifact_get(workspace_id=self.access().workspace.pk, artifact_id=artifact_id)
+        return Response(serializers.ArtifactOut(artifact).data)
+
+    @extend_schema(
+        operation_id="artifacts_rename",
+        description="Rename the artifact (a Flow, a document, an image…). The title is not versioned: no new "
+        "version, nothing goes stale; `artifact.renamed` is logged. Editors and owners.",
+        request=serializers.ArtifactRenameIn,
+        responses={200: serializers.ArtifactOut, **error_responses(400, 403, 404)},
+    )
+    def patch(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.ArtifactRenameIn, request.data)
+        artifact = artifact_rename(
+            workspace_id=access.workspace.pk, artifact_id=artifact_id, title=data["title"], renamed_by=access.user
+        )
         return Response(serializers.ArtifactOut(artifact).data)
 
 

@@ -270,6 +270,10 @@ class FlowEditsIn(serializers.Serializer):
     )
 
 
+class ArtifactRenameIn(StrictSerializer):
+    title = serializers.CharField(max_length=300, help_text="What the artifact is called.")
+
+
 class FlowTemplateOut(serializers.Serializer):
     name = serializers.CharField(help_text="Use it with `POST …/flow-templates/{name}/use/`.")
     title = serializers.CharField()

@@ -108,6 +108,9 @@ EVENTS_GET = Endpoint("events GET", "get", "event-list")
 JOBS_GET = Endpoint("jobs GET", "get", "generation-job-list")
 JOB_GET = Endpoint("job GET", "get", "generation-job-detail", target="job")
 ARTIFACT_GET = Endpoint("artifact GET", "get", "artifact-detail", target="artifact")
+ARTIFACT_PATCH = Endpoint(
+    "artifact PATCH", "patch", "artifact-detail", target="artifact", body={"title": "Renamed"}, role="editor"
+)
 ARTIFACT_FILE_GET = Endpoint("artifact file GET", "get", "artifact-version-file", target="artifact_file")
 ARTIFACTS_GET = Endpoint("artifacts GET", "get", "artifact-list")
 ARTIFACTS_POST = Endpoint(
@@ -224,6 +227,7 @@ MATRIX = [
     (JOBS_GET,           404,     200,   200,   200,  200,       200,       404),
     (JOB_GET,            404,     200,   200,   200,  200,       200,       404),
     (ARTIFACT_GET,       404,     200,   200,   200,  200,       200,       404),
+    (ARTIFACT_PATCH,     404,     403,   200,   200,  403,       200,       404),
     (ARTIFACT_FILE_GET,  404,     200,   200,   200,  200,       200,       404),
     (ARTIFACTS_GET,      404,     200,   200,   200,  200,       200,       404),
     (ARTIFACTS_POST,     404,     403,   201,   201,  403,       201,       404),
@@ -403,6 +407,8 @@ def _effect_of(endpoint: Endpoint, world) -> bool:
         return ApiKey.objects.filter(workspace=world.workspace, name="deploy", role="viewer").exists()
     if endpoint is KEY_DELETE:
         return ApiKey.objects.get(pk=world.target_key.pk).revoked_at is not None
+    if endpoint is ARTIFACT_PATCH:
+        return Artifact.objects.get(pk=world.artifact.pk).title == "Renamed"
     if endpoint is ARTIFACTS_POST:
         return Artifact.objects.filter(workspace=world.workspace, kind="document", title="Notes").exists()
     if endpoint in (DOCUMENT_PUT, DOCUMENT_EDITS_POST):
