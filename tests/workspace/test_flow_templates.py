@@ -127,6 +127,7 @@ def test_every_template_makes_a_flow_its_node_types_accept(workspace, alice, cli
         ("poster-series", {"colour": "red"}, "colour"),
         ("storyboard", {"seconds": 90}, "seconds"),
         ("product-posts", {}, "collection_id"),
+        ("product-posts", {"collection_id": 10**30}, "collection_id"),
     ],
 )
 def test_it_refuses_params_a_template_does_not_take_naming_the_field(workspace, alice, client_for, name, params, field):

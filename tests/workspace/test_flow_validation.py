@@ -91,6 +91,7 @@ def test_it_accepts_the_flows_the_suites_and_the_contract_world_build(workspace,
         ({"type": "generate_text", "params": {"preset_version": 2}}, "preset_version", "invalid_combination"),
         ({"type": "router", "params": {"routes": {"a b": "x"}}}, "routes.a b.[key]", "string_pattern_mismatch"),
         ({"type": "artifact_input", "params": {"artifact_id": 0}}, "artifact_id", "greater_than_equal"),
+        ({"type": "artifact_input", "params": {"artifact_id": 10**30}}, "artifact_id", "less_than_equal"),
         ({"type": "finish", "params": {"note": "edited"}}, "note", "extra_forbidden"),
         # the provider's own check of its parameters, as a job submission makes it
         ({"type": "generate_image", "params": {"generation_params": {"palette": "mauve"}}},

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 NODE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+MAX_ID = 2**63 - 1  # a database id: beyond it a lookup would fail in the database, not here
 MAX_TEXT = 20_000
 MAX_PROMPT = 4_000
 MAX_INSTRUCTIONS = 4_000
@@ -69,6 +70,7 @@ class ArtifactInputParams(Params):
     artifact_id: int | None = Field(
         None,
         ge=1,
+        le=MAX_ID,
         title="Artifact",
         description="The artifact of this workspace (a document, an image, a video or a 3D model) whose current "
         "version the node reads when it runs; a later version marks what was made from it stale. Needed to run.",
@@ -87,11 +89,16 @@ class ModelParams(Params):
     preset: int | None = Field(
         None,
         ge=1,
+        le=MAX_ID,
         title="Assistant preset",
         description="An assistant preset of this workspace by id: its instructions, model and parameters.",
     )
     preset_version: int | None = Field(
-        None, ge=1, title="Preset version", description="Pin one version of the preset (default: its latest)."
+        None,
+        ge=1,
+        le=2**31 - 1,
+        title="Preset version",
+        description="Pin one version of the preset (default: its latest).",
     )
     model_profile: str | None = Field(
         None,

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from lomote.kernel.exceptions import InvalidInput, NotFound
 from workspace.flows.authoring import flow_create
 from workspace.flows.graph import Graph
+from workspace.flows.params import MAX_ID
 from workspace.models import Artifact, AssetCollectionItem
 from workspace.selectors import collection_get
 
@@ -44,6 +45,7 @@ class StoryboardParams(TemplateParams):
 class ProductPostsParams(TemplateParams):
     collection_id: int = Field(
         ge=1,
+        le=MAX_ID,
         title="Collection",
         description=f"A collection of this workspace holding the product photos (its first {MAX_PHOTOS} images).",
     )
