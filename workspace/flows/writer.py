@@ -194,7 +194,8 @@ def offline_write(
         "tagline": _clean(facts.tagline),
         "detail": " ".join(_bounded(d, MAX_DETAIL).rstrip(".") + "." for d in details[:2]).rstrip("."),
         "details": " ".join(f"{_bounded(d, MAX_DETAIL)}." for d in details[:MAX_DETAILS]),
-        "kind": _kind(material or prompt, phrases["kinds"]),
+        # Read only where a sentence names it (a caption's opening): each decision read costs its first use.
+        "kind": _kind(material or prompt, phrases["kinds"]) if form == "caption" else "",
         "count": min(count or DEFAULT_COUNTS.get(form, 1), MAX_COUNTS.get(form, 1)),
     }
     if not subject and not transcript:
