@@ -654,6 +654,23 @@ class FlowNodeRetryApi(WorkspaceApi):
         return _flow_run_response(started)
 
 
+class FlowNodeTypesApi(WorkspaceApi):
+    serializer_class = serializers.FlowNodeTypesOut
+    pagination_class = None
+
+    @extend_schema(
+        operation_id="flow_node_types_list",
+        description="The node types a Flow is built from, each describing itself: its input and output ports with "
+        "the types they carry (a wire whose types do not meet is refused: 400 `wire_type_mismatch` naming both "
+        "ends), its params as a JSON Schema (a create or edit with params outside it is refused: 400 "
+        "`invalid_node_params` naming the node and the field), and its price.",
+        responses={200: serializers.FlowNodeTypesOut, **error_responses(404)},
+    )
+    def get(self, request, workspace_id):
+        self.access()
+        return Response(flow_run_services.flow_node_types_list())
+
+
 # --- assistant presets ----------------------------------------------------------------------------------------
 
 

@@ -664,6 +664,62 @@ class FlowRunRequestOut(FlowRunOut):
     card = CardOut(allow_null=True, help_text="The quote card the run waits on, while it needs an approval.")
 
 
+class FlowPortTypeOut(serializers.Serializer):
+    name = serializers.ChoiceField(choices=["text", "image", "video", "3d", "document", "choice"])
+    title = serializers.CharField()
+    description = serializers.CharField()
+
+
+class FlowInputPortOut(serializers.Serializer):
+    name = serializers.CharField(help_text="Every wire into the node lands on this port.")
+    title = serializers.CharField()
+    accepts = serializers.ListField(child=serializers.CharField(), help_text="The port types a wire may carry in.")
+    description = serializers.CharField(allow_blank=True)
+
+
+class FlowOutputPortOut(serializers.Serializer):
+    name = serializers.CharField()
+    title = serializers.CharField()
+    types = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What it may carry (an artifact input: its artifact's kind decides which, once it names one).",
+    )
+    description = serializers.CharField(allow_blank=True)
+
+
+class FlowNodePriceOut(serializers.Serializer):
+    paid = serializers.BooleanField(help_text="Whether a run holds credits for it (a generation node).")
+    operation = serializers.CharField(allow_null=True, help_text="The priced operation, e.g. `image.generate`.")
+    credits_default = serializers.IntegerField(help_text="What it costs with its default parameters.")
+    credits_per_unit = serializers.IntegerField(required=False)
+    unit = serializers.CharField(required=False, help_text="What a unit is: image, second, request.")
+    unit_param = serializers.CharField(
+        required=False, allow_null=True, help_text="The param counting units, e.g. `generation_params.seconds`."
+    )
+    unit_default = serializers.IntegerField(required=False)
+    unit_min = serializers.IntegerField(required=False)
+    unit_max = serializers.IntegerField(required=False)
+
+
+class FlowNodeTypeOut(serializers.Serializer):
+    name = serializers.CharField(help_text="The `type` of a node.")
+    title = serializers.CharField()
+    description = serializers.CharField()
+    inputs = FlowInputPortOut(many=True, help_text="No input: where a run starts.")
+    outputs = FlowOutputPortOut(many=True, help_text="No output: where a run ends.")
+    params_schema = serializers.DictField(
+        help_text="The node's params as a JSON Schema (titles, defaults, enums, limits); the server validates "
+        "params against it on every create and edit (400 `invalid_node_params` naming the node and field)."
+    )
+    generates = serializers.CharField(allow_null=True, help_text="The artifact kind a generation node makes.")
+    price = FlowNodePriceOut()
+
+
+class FlowNodeTypesOut(serializers.Serializer):
+    port_types = FlowPortTypeOut(many=True)
+    node_types = FlowNodeTypeOut(many=True)
+
+
 class ContextLayerOut(serializers.Serializer):
     name = serializers.ChoiceField(
         choices=["system", "tools", "profile", "guides", "summaries", "recall", "history", "tail", "input"],

@@ -57,6 +57,11 @@ urlpatterns = [
         name="flow-thread-runs",
     ),
     path(
+        "workspaces/<id:workspace_id>/flow-node-types/",
+        apis.FlowNodeTypesApi.as_view(),
+        name="flow-node-types",
+    ),
+    path(
         "workspaces/<id:workspace_id>/flow-runs/<id:run_id>/rerun-stale/",
         apis.FlowRunRerunStaleApi.as_view(),
         name="flow-run-rerun-stale",

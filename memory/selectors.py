@@ -144,6 +144,25 @@ def as_of(*, workspace_id: int, subject: str, when: datetime, person_id: int | N
     )
 
 
+def workspace_statements(*, workspace_id: int, subjects: tuple[str, ...]) -> dict[str, str]:
+    """What the workspace (not one person) currently holds as true of these subjects ("brand name", "brand
+    tagline"): each subject's active fact or preference, as the person wrote it. Never a hypothesis, a one-off
+    instruction or a forgotten version."""
+    current = (
+        MemoryVersion.objects.filter(
+            workspace_id=workspace_id,
+            status=VersionStatus.ACTIVE,
+            kind__in=(MemoryKind.FACT, MemoryKind.PREFERENCE),
+            memory__scope=MemoryScope.WORKSPACE,
+            memory__subject__in=[normalise(subject) for subject in subjects],
+        )
+        .exclude(content="")
+        .order_by("valid_from", "pk")
+        .values_list("memory__subject", "content")
+    )
+    return dict(current)  # the latest of a subject last, so it wins
+
+
 # --- recall ------------------------------------------------------------------------------------------------
 
 

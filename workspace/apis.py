@@ -20,13 +20,14 @@ from lomote.kernel.exceptions import PermissionDenied
 from lomote.kernel.serializers import ErrorSerializer, error_responses, validated
 from workspace import selectors, serializers
 from workspace.authentication import ApiKeyPrincipal
+from workspace.flows import templates as flow_templates
 from workspace.flows.authoring import flow_create, flow_edit
 from workspace.models import SERVED_MEDIA_TYPES, UNDECLARED_MEDIA_TYPE, ArtifactVersion, JobStatus, Role
 from workspace.services import collections as collection_services
 from workspace.services import guides as guide_services
 from workspace.services import idempotency
 from workspace.services import workspaces as services
-from workspace.services.artifacts import artifact_create, version_download_name
+from workspace.services.artifacts import artifact_create, artifact_rename, version_download_name
 from workspace.services.documents import document_edit, document_write
 from workspace.services.uploads import artifact_upload, artifact_version_upload
 from workspace.upload_guard import UploadParsing
@@ -307,6 +308,21 @@ class ArtifactDetailApi(WorkspaceApi):
         artifact = selectors.artifact_get(workspace_id=self.access().workspace.pk, artifact_id=artifact_id)
         return Response(serializers.ArtifactOut(artifact).data)
 
+    @extend_schema(
+        operation_id="artifacts_rename",
+        description="Rename the artifact (a Flow, a document, an image…). The title is not versioned: no new "
+        "version, nothing goes stale; `artifact.renamed` is logged. Editors and owners.",
+        request=serializers.ArtifactRenameIn,
+        responses={200: serializers.ArtifactOut, **error_responses(400, 403, 404)},
+    )
+    def patch(self, request, workspace_id, artifact_id):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.ArtifactRenameIn, request.data)
+        artifact = artifact_rename(
+            workspace_id=access.workspace.pk, artifact_id=artifact_id, title=data["title"], renamed_by=access.user
+        )
+        return Response(serializers.ArtifactOut(artifact).data)
+
 
 # A .gltf is a JSON document; what the sniffer requires of one (workspace/sniffing.py).
 GLTF_JSON = {
@@ -433,7 +449,10 @@ class ArtifactCreateApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="artifacts_create",
-        description="Create a document (`content`) or a Flow (`graph`) at version 1.",
+        description="Create a document (`content`) or a Flow (`graph`) at version 1. A Flow's node params and wires "
+        "are checked against its node types (`GET …/flow-node-types/`): 400 `invalid_node_params` (`details.node`, "
+        "`details.field`), 400 `wire_type_mismatch` (`details.from`, `details.to`), 404 for an artifact_input naming "
+        "an artifact the workspace does not have.",
         request=serializers.ArtifactCreateIn,
         responses={201: serializers.ArtifactOut, **error_responses(400, 403, 404)},
     )
@@ -494,7 +513,10 @@ class FlowEditsApi(WorkspaceApi):
     @extend_schema(
         operation_id="flows_edit",
         description="Edit nodes made on `base_version`; applied on the latest version. 409 `node_conflict` "
-        "(`details.nodes`) for nodes changed since the base; the answer lists `changed_since_base`.",
+        "(`details.nodes`) for nodes changed since the base; the answer lists `changed_since_base`. The params of "
+        "the nodes it sets or adds and the wires it adds or re-types are checked against the node types: 400 "
+        "`invalid_node_params` naming the node and field, 400 `wire_type_mismatch` naming both ends. `start` names "
+        "the input node a run starts at.",
         request=serializers.FlowEditsIn,
         responses={200: serializers.VersionWrittenOut, **error_responses(400, 403, 404, 409)},
     )
@@ -522,6 +544,59 @@ class FlowRunDetailApi(WorkspaceApi):
     def get(self, request, workspace_id, run_id):
         run = selectors.flow_run_get(workspace_id=self.access().workspace.pk, run_id=run_id)
         return Response(serializers.FlowRunOut(run).data)
+
+
+def _template_out(template: flow_templates.FlowTemplate) -> dict:
+    return {
+        "name": template.name,
+        "title": template.title,
+        "description": template.description,
+        "params_schema": template.params_schema(),
+    }
+
+
+class FlowTemplateListApi(WorkspaceApi):
+    serializer_class = serializers.FlowTemplateOut
+    pagination_class = None  # a few templates, declared in code
+
+    @extend_schema(
+        operation_id="flow_templates_list",
+        description="Flows to start from: each with the params it takes, as a JSON Schema.",
+        responses={200: serializers.FlowTemplateOut(many=True), **error_responses(404)},
+    )
+    def get(self, request, workspace_id):
+        self.access()
+        return Response([_template_out(t) for t in flow_templates.flow_templates_list()])
+
+
+class FlowTemplateUseApi(WorkspaceApi):
+    serializer_class = serializers.ArtifactOut
+
+    @extend_schema(
+        operation_id="flow_templates_use",
+        description="Make a new Flow of this workspace from the template, with its `params` (400 "
+        "`invalid_template_params` naming the field; 404 `template_not_found`; 404 for a collection the workspace "
+        "does not have; 400 `no_product_photos` for a collection without images). The Flow is checked against the "
+        "node types like any other, and is the workspace's own from then on. Editors and owners."
+        + IDEMPOTENCY_DESCRIPTION,
+        parameters=[IDEMPOTENCY_KEY],
+        request=serializers.FlowTemplateUseIn,
+        responses={201: serializers.ArtifactOut, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request, workspace_id, name):
+        access = self.access().require(Role.EDITOR)
+        data = validated(serializers.FlowTemplateUseIn, request.data)
+        return self.idempotent(access, lambda: self._use(access, name, data))
+
+    def _use(self, access, name: str, data: dict) -> Response:
+        artifact = flow_templates.flow_template_use(
+            workspace_id=access.workspace.pk,
+            name=name,
+            title=data.get("title"),
+            params=data["params"],
+            **_author(access),
+        )
+        return Response(serializers.ArtifactOut(artifact).data, status=status.HTTP_201_CREATED)
 
 
 # --- uploads -------------------------------------------------------------------------------------------------

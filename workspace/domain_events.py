@@ -52,8 +52,8 @@ removal from asset collections and the change notices of the tasks that had seen
 
 # --- hooks -------------------------------------------------------------------------------------------------
 
-# (workspace id, node params, prompt) → {"text", "model", …}
-TextHook = Callable[[int, dict[str, Any], str], dict[str, Any]]
+# (workspace id, node params, prompt, material: the text wired in) → {"text", "model", …}
+TextHook = Callable[[int, dict[str, Any], str, str], dict[str, Any]]
 # (workspace id, node params, text, routes) → {"choice": a route id or None, "named", "model", …}
 ChooseHook = Callable[[int, dict[str, Any], str, dict[str, str]], dict[str, Any]]
 _hooks: dict[str, Callable | None] = {"text": None, "choose": None}

@@ -265,6 +265,29 @@ class FlowEditsIn(serializers.Serializer):
         required=False,
         default=list,
     )
+    start = serializers.CharField(
+        required=False, max_length=64, help_text="The input node a run starts at (a text_input with no wire in)."
+    )
+
+
+class ArtifactRenameIn(StrictSerializer):
+    title = serializers.CharField(max_length=300, help_text="What the artifact is called.")
+
+
+class FlowTemplateOut(serializers.Serializer):
+    name = serializers.CharField(help_text="Use it with `POST …/flow-templates/{name}/use/`.")
+    title = serializers.CharField()
+    description = serializers.CharField()
+    params_schema = serializers.DictField(help_text="What `params` the template takes, as a JSON Schema.")
+
+
+class FlowTemplateUseIn(StrictSerializer):
+    title = serializers.CharField(
+        required=False, max_length=300, help_text="The new Flow's title (default: the template's)."
+    )
+    params = serializers.DictField(
+        required=False, default=dict, help_text="The template's params (its `params_schema`)."
+    )
 
 
 class VersionWrittenOut(serializers.Serializer):

@@ -61,6 +61,12 @@ urlpatterns = [
     path(
         "workspaces/<id:workspace_id>/flow-runs/<id:run_id>/", apis.FlowRunDetailApi.as_view(), name="flow-run-detail"
     ),
+    path("workspaces/<id:workspace_id>/flow-templates/", apis.FlowTemplateListApi.as_view(), name="flow-template-list"),
+    path(
+        "workspaces/<id:workspace_id>/flow-templates/<slug:name>/use/",
+        apis.FlowTemplateUseApi.as_view(),
+        name="flow-template-use",
+    ),
     path("workspaces/<id:workspace_id>/collections/", apis.CollectionListCreateApi.as_view(), name="collection-list"),
     path(COLLECTION, apis.CollectionDetailApi.as_view(), name="collection-detail"),
     path(COLLECTION + "items/", apis.CollectionItemsApi.as_view(), name="collection-items"),

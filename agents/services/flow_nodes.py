@@ -9,7 +9,9 @@ profile, and which instructions (seed 002: a node's assistant = preset + model +
                                              its model parameters, its profile (else the workspace default)
     params.model_profile                     a profile's name in the workspace, with params.instructions
     neither                                  the workspace's default profile, with params.instructions
-    no profile at all                        the embedded scripted stand-in (offline, says so in its output)
+    no profile at all                        the embedded stand-in: for text, the offline writer (workspace/flows/
+                                             writer.py) with the brand's name and tagline from the workspace's
+                                             memories; it says so in its output
 
 The lease is never swapped for another model: a hosted model's error fails the node with the model's error
 code, and a router whose model names no route fails the node (workspace decides the code). Only a node whose
@@ -30,7 +32,10 @@ from agents.providers.registry import provider_for_lease
 from agents.services.presets import preset_version_resolve
 from agents.services.turns import lease_from_profile
 from lomote.kernel.exceptions import DomainError, InvalidInput, NotFound
+from lomote.understanding.subject import subject_of
+from memory.selectors import workspace_statements
 from workspace.flows.nodes import offline_choice, offline_text, route_ids_named
+from workspace.flows.writer import Facts
 
 logger = logging.getLogger(__name__)
 
@@ -141,11 +146,29 @@ def _embedded(lease: ModelLease) -> bool:
     return lease.provider == ProviderKind.SCRIPTED
 
 
-def generate(workspace_id: int, params: dict[str, Any], prompt: str) -> dict[str, Any]:
+# The memories the offline writer reads: the brand's name and its tagline, as the workspace stated them.
+BRAND_SUBJECTS = ("brand name", "brand")
+TAGLINE_SUBJECTS = ("brand tagline",)
+
+
+def house_facts(workspace_id: int) -> Facts:
+    """What the workspace's memories say of its brand, for the offline writer: the name or tagline a statement
+    gives, as the subject tagger reads it ("Our brand name is Crumb & Co." → "Crumb & Co")."""
+    stated = workspace_statements(workspace_id=workspace_id, subjects=BRAND_SUBJECTS + TAGLINE_SUBJECTS)
+
+    def named(subjects: tuple[str, ...]) -> str:
+        return next((found for s in subjects if s in stated and (found := subject_of(stated[s]))), "")
+
+    return Facts(brand=named(BRAND_SUBJECTS), tagline=named(TAGLINE_SUBJECTS))
+
+
+def generate(workspace_id: int, params: dict[str, Any], prompt: str, material: str = "") -> dict[str, Any]:
     assistant = assistant_for(workspace_id, params)
     if _embedded(assistant.lease):
-        answer = offline_text(assistant.instructions or "Write", prompt)
-        return {**assistant.meta(answer["model"]), "text": answer["text"]}
+        answer = offline_text(
+            params, prompt, material, instructions=assistant.instructions, facts=house_facts(workspace_id)
+        )
+        return {**answer, **assistant.meta(answer["model"])}
     text, model = _complete(assistant.lease, assistant.instructions, prompt)
     return {**assistant.meta(model), "text": text}
 

@@ -33,7 +33,7 @@ from billing.models import Approval
 from billing.selectors import wallet_get
 from billing.services.approvals import approval_grant
 from billing.services.orders import OrderItem, orders_place
-from billing.services.pricing import COMPOSITE, GENERATION_OPERATIONS, price_of
+from billing.services.pricing import COMPOSITE, GENERATION_OPERATIONS, price_describe, price_of
 from billing.services.quotes import quote_create
 from lomote.kernel.exceptions import NotFound, PaymentRequired
 from workspace.flows.runner import (
@@ -45,6 +45,7 @@ from workspace.flows.runner import (
     flow_run_paid_nodes,
     flow_run_rerun_stale,
 )
+from workspace.flows.validation import node_types_describe, port_types_describe
 from workspace.models import FlowRun, FlowRunStatus, FlowThread, Role
 from workspace.selectors import Access
 
@@ -57,6 +58,22 @@ class FlowRunRequest:
     card: Card | None  # the quote card the run waits on, if it needs a person's approval
     amount: int  # what its paid nodes cost (held, or quoted)
     created: bool = True
+
+
+def flow_node_types_list() -> dict[str, Any]:
+    """The node types as the editor builds its forms from them (workspace/flows/validation.py), each with its price
+    here: a generation node's at billing's price of its operation, the others free (a model node runs on the
+    workspace's own model profile, not for credits)."""
+    types = []
+    for described in node_types_describe():
+        kind = described["generates"]
+        price = {"paid": False, "operation": None, "credits_default": 0}
+        if kind is not None:
+            price = {"paid": True, **price_describe(GENERATION_OPERATIONS[kind])}
+            if price["unit_param"]:  # the unit is counted in the node's provider parameters
+                price["unit_param"] = f"generation_params.{price['unit_param']}"
+        types.append({**described, "price": price})
+    return {"port_types": port_types_describe(), "node_types": types}
 
 
 def _items(run: FlowRun, paid: list[PaidNode]) -> list[OrderItem]:

@@ -201,7 +201,9 @@ def _result_text(*, workspace_id: int, run_id: int, artifact_id: int, status: st
             if isinstance(a, dict) and a.get("artifact")
         ]
         body = text or "finished with no text."
-        return f"{head}:\n{body}" + (f"\nMade: {', '.join(made)}." if made else "")
+        # The offline writer's note: a person reading the thread knows no model wrote this.
+        notes = [f"({note})" for note in outputs.get("notes") or [] if isinstance(note, str)]
+        return f"{head}:\n{body}" + (f"\nMade: {', '.join(made)}." if made else "") + "".join(f"\n{n}" for n in notes)
     if status == "cancelled":
         why = "its spending was declined" if error.get("code") == "spending_declined" else "it was cancelled"
         return f"{head} did not run: {why}."

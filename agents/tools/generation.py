@@ -26,6 +26,7 @@ from billing.services.pricing import price_of
 from billing.services.quotes import quote_create
 from lomote.kernel.exceptions import Conflict, DomainError, PaymentRequired
 from workspace.models import TERMINAL_JOB_STATUSES, GenerationJob, JobStatus, Role
+from workspace.providers.base import IMAGE_FORMATS  # an image format's size (DESIGN §15: the format asked for)
 from workspace.providers.edits import EDIT_CHANGES
 from workspace.selectors import artifact_get
 from workspace.services.jobs import job_submission_recover, job_submission_recoverable, job_submit
@@ -65,16 +66,6 @@ class ImageArgs(GenerateArgs):
     title: str | None = Field(
         default=None, min_length=1, max_length=80, description="The headline set on the image: what it is about."
     )
-
-
-# An image format's size on the embedded renderer (DESIGN §15: the format the person asked for, not a default).
-IMAGE_FORMATS = {
-    "square": {"width": 1024, "height": 1024},
-    "portrait": {"width": 768, "height": 1024},
-    "story": {"width": 576, "height": 1024},
-    "wide": {"width": 1280, "height": 720},
-    "logo": {"width": 768, "height": 768, "layout": "logo"},
-}
 
 
 class VideoArgs(GenerateArgs):

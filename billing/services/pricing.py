@@ -70,6 +70,22 @@ def price_of(operation: str, params: dict[str, Any] | None = None) -> int:
     return price.base * units
 
 
+def price_describe(operation: str) -> dict[str, Any]:
+    """The price of an operation as a form shows it: credits per unit, which parameter counts the units and its
+    limits, and what the default parameters cost."""
+    price = PRICES[operation]
+    return {
+        "operation": operation,
+        "credits_per_unit": price.base,
+        "unit": price.unit_label,
+        "unit_param": price.unit_param,
+        "unit_default": price.unit_default,
+        "unit_min": price.unit_min,
+        "unit_max": price.unit_max,
+        "credits_default": price_of(operation),
+    }
+
+
 def composite_items(params: Any) -> list[dict[str, Any]]:
     """The validated items of a composite request: each a single priced operation with its params."""
     items = params.get("items") if isinstance(params, dict) else None

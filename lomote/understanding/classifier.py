@@ -33,7 +33,7 @@ from lomote.understanding.encoder import Encoder, EncoderUnavailable, encode_cac
 from lomote.understanding.languages import CLAUSE_JOINERS
 from lomote.understanding.normalise import fold, meaningful, normalise
 
-DECISIONS = ("kind", "edit", "route_act", "source", "source_time")
+DECISIONS = ("kind", "edit", "route_act", "source", "source_time", "text_form")
 DEFAULT_THRESHOLD = 0.5  # used until thresholds.yaml names one for the decision
 DEFAULT_CLAUSE_THRESHOLD = 0.8  # a clause's label joins the answer from this probability (multi-label decisions)
 REGULARISATION = 8.0  # LogisticRegression's C: unit 512-dim rows need a light penalty to separate paraphrases

@@ -136,15 +136,19 @@ def test_edit_flow_nodes_reports_a_node_conflict_and_what_else_changed(task, ctx
         workspace_id=flow.workspace_id,
         artifact_id=flow.pk,
         base_version=1,
-        node_edits={"a": {"params": {"p": 1}}},
+        node_edits={"a": {"params": {"instructions": "One"}}},
         author_user=bob,
     )
 
     with pytest.raises(ToolError) as refused:
-        call_tool("edit_flow_nodes", {"artifact_id": flow.pk, "node_edits": {"a": {"params": {"p": 2}}}}, ctx)
+        call_tool(
+            "edit_flow_nodes", {"artifact_id": flow.pk, "node_edits": {"a": {"params": {"instructions": "Two"}}}}, ctx
+        )
     assert refused.value.code == "node_conflict" and refused.value.details["nodes"] == ["a"]
 
-    ok = call_tool("edit_flow_nodes", {"artifact_id": flow.pk, "node_edits": {"b": {"params": {"q": 1}}}}, ctx)
+    ok = call_tool(
+        "edit_flow_nodes", {"artifact_id": flow.pk, "node_edits": {"b": {"params": {"instructions": "Three"}}}}, ctx
+    )
     assert ok.content["version"] == 3 and ok.content["changed_since_base"] == ["a"]
 
 

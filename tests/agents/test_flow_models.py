@@ -16,6 +16,7 @@ from django.urls import reverse
 from agents.models import ModelProfile, ProviderKind
 from agents.secrets import secret_put
 from billing.models import Order
+from tests.support.factories import flow_stored_unchecked
 from tests.support.fake_openai import FakeOpenAIServer, completion
 from tests.support.rest import assert_error
 from workspace.flows import runner
@@ -260,7 +261,8 @@ def test_it_runs_a_node_on_a_named_profile_and_refuses_an_unknown_one(workspace,
         "edges": [["brief", n] for n in "abcd"] + [[n, "end"] for n in "abcd"],
         "start": "brief",
     }
-    flow = flow_create(workspace_id=workspace.pk, title="Profiles", graph=graph, author_user=alice)
+    # (node d's params are refused on create now: it is stored as before, for the check a node makes when it runs)
+    flow = flow_stored_unchecked(workspace_id=workspace.pk, title="Profiles", graph=graph)
     server.reply(completion(content="LOUD", model="fake-writer"))
 
     # when it runs past the start check (as if the profile were renamed and the lease changed mid-run)
@@ -275,14 +277,19 @@ def test_it_runs_a_node_on_a_named_profile_and_refuses_an_unknown_one(workspace,
     assert server.authorizations == [f"Bearer {API_KEY}"]
     assert (nodes["b"].status, nodes["b"].error["code"]) == (NodeStatus.FAILED, "model_profile_not_found")
     assert (nodes["d"].status, nodes["d"].error["code"]) == (NodeStatus.FAILED, "invalid_params")
-    # no profile at all: the embedded stand-in, which says what it is
-    assert nodes["c"].output == {
-        "text": "Hum.: hello",
+    # no profile at all: the embedded stand-in, the offline writer, which says what it is (and writes from the
+    # input: "Hum." names no form of text, so it describes what it was given)
+    c = nodes["c"].output
+    assert {k: c[k] for k in ("text", "model", "provider", "profile", "preset", "writer", "form")} == {
+        "text": "Hello.",
         "model": "offline-scripted",
         "provider": "scripted",
         "profile": None,
         "preset": None,
+        "writer": "offline",
+        "form": "description",
     }
+    assert "offline writer" in c["note"]
 
 
 def test_it_retries_a_retryable_model_error_within_the_turns_bounds_then_fails(
@@ -340,7 +347,8 @@ def test_it_refuses_a_run_whose_model_node_cannot_resolve_before_holding_anythin
         "edges": [["brief", "poster"], ["poster", "caption"], ["caption", "end"]],
         "start": "brief",
     }
-    flow = flow_create(workspace_id=workspace.pk, title="Captioned", graph=graph, author_user=alice)
+    # (stored unchecked: some of these params are refused on create now; the run's check still guards older Flows)
+    flow = flow_stored_unchecked(workspace_id=workspace.pk, title="Captioned", graph=graph)
     url = reverse("artifact-flow-runs", kwargs={"workspace_id": workspace.pk, "artifact_id": flow.pk})
 
     # when a person runs it

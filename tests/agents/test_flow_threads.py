@@ -130,8 +130,10 @@ def test_it_runs_a_flow_over_a_task_thread_and_posts_its_result_there_once(
         run.pk,
         1,
     )
-    assert posted.text.startswith(f"Flow “Thread summary” (run #{run.pk}):\nSummarise: alice: We need posters")
-    assert "Add the date: 14 July, Lyon." in posted.text
+    # the offline writer's summary of the thread: its first and latest messages, and its note saying what wrote it
+    assert posted.text.startswith(f"Flow “Thread summary” (run #{run.pk}):\nSummary — ")
+    assert "It opens with: We need posters" in posted.text
+    assert "Add the date: 14 July, Lyon." in posted.text and "offline writer" in posted.text
     event = Event.objects.get(kind="inbox.posted", data__message=posted.pk)
     assert event.data == {
         "task": conversation.pk,
@@ -240,7 +242,8 @@ def test_it_runs_a_flow_over_the_main_thread_and_posts_a_flow_message_in_main(
     # then one Main message from the Flow holds the result: no author, route flow, never routed to a task
     [posted] = MainMessage.objects.filter(route=Route.FLOW)
     assert (posted.author_id, posted.task_id, posted.flow_run_id, posted.flow_run_end) == (None, None, run.pk, 1)
-    assert posted.text.startswith(f"Flow “Thread summary” (run #{run.pk}):\nSummarise: alice: What can you make?")
+    assert posted.text.startswith(f"Flow “Thread summary” (run #{run.pk}):\nSummary — ")
+    assert "It opens with: What can you make?" in posted.text
     assert (Task.objects.count(), InboxMessage.objects.count()) == (tasks_before, inbox_before)
     assert Event.objects.filter(kind="main.message", data__route="flow").count() == 1
     assert not Evidence.objects.filter(source_id=str(posted.pk)).exists()

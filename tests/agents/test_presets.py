@@ -11,7 +11,7 @@ from django.test import RequestFactory
 
 from agents.models import AssistantPreset, AssistantPresetVersion, ModelProfile, ProviderKind
 from agents.secrets import secret_put
-from tests.support.factories import WorkspaceFactory
+from tests.support.factories import WorkspaceFactory, flow_stored_unchecked
 from tests.support.fake_openai import FakeOpenAIServer, completion
 from tests.support.rest import assert_error
 from workspace.flows import runner
@@ -149,7 +149,8 @@ def test_it_runs_a_preset_without_profile_on_the_workspace_default_and_fails_a_m
         + [[n, "end"] for n in ("echo", "future", "foreign", "both")],
         "start": "brief",
     }
-    flow = flow_create(workspace_id=workspace.pk, title="Presets", graph=graph, author_user=alice)
+    # (node "both" is refused on create now: it is stored as before, for the check a node makes when it runs)
+    flow = flow_stored_unchecked(workspace_id=workspace.pk, title="Presets", graph=graph)
 
     with transaction.atomic():
         run, _ = runner.flow_run_create(workspace_id=workspace.pk, artifact_id=flow.pk, inputs={"text": "hi"})
@@ -157,7 +158,8 @@ def test_it_runs_a_preset_without_profile_on_the_workspace_default_and_fails_a_m
     queue()
 
     nodes = {n.node_id: n for n in FlowNodeRun.objects.filter(run=run)}
-    assert nodes["echo"].output["text"] == "Repeat: hi"
+    # the preset's instructions reach the embedded stand-in, the offline writer, which writes from the input
+    assert (nodes["echo"].output["text"], nodes["echo"].output["writer"]) == ("Hi.", "offline")
     assert nodes["echo"].output["preset"] == {"id": echo.pk, "version": 1}
     assert (nodes["future"].status, nodes["future"].error["code"]) == (NodeStatus.FAILED, "preset_version_not_found")
     # another workspace's preset is as missing as a deleted one

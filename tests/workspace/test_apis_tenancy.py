@@ -58,13 +58,14 @@ class Endpoint:
     target: str | None = None  # which object of `world` the URL points at, besides the workspace
     body: dict | Callable[[SimpleNamespace], dict] | None = None  # a callable builds it from the world
     role: str = Role.OWNER  # the role a 403 names
+    kwargs: dict | None = None  # URL parts that name no object of a workspace (a template's name)
 
     def payload(self, world) -> dict | None:
         """The request body: a fresh one each time (an uploaded file is read once)."""
         return self.body(world) if callable(self.body) else self.body
 
     def url(self, world, workspace_id: int | None = None, target_id: int | None = None) -> str:
-        kwargs = {"workspace_id": world.workspace.pk if workspace_id is None else workspace_id}
+        kwargs = {"workspace_id": world.workspace.pk if workspace_id is None else workspace_id, **(self.kwargs or {})}
         if self.target == "member":
             kwargs["membership_id"] = world.erin_membership.pk if target_id is None else target_id
         elif self.target == "api_key":
@@ -107,6 +108,9 @@ EVENTS_GET = Endpoint("events GET", "get", "event-list")
 JOBS_GET = Endpoint("jobs GET", "get", "generation-job-list")
 JOB_GET = Endpoint("job GET", "get", "generation-job-detail", target="job")
 ARTIFACT_GET = Endpoint("artifact GET", "get", "artifact-detail", target="artifact")
+ARTIFACT_PATCH = Endpoint(
+    "artifact PATCH", "patch", "artifact-detail", target="artifact", body={"title": "Renamed"}, role="editor"
+)
 ARTIFACT_FILE_GET = Endpoint("artifact file GET", "get", "artifact-version-file", target="artifact_file")
 ARTIFACTS_GET = Endpoint("artifacts GET", "get", "artifact-list")
 ARTIFACTS_POST = Endpoint(
@@ -137,7 +141,7 @@ FLOW_EDITS_POST = Endpoint(
     "post",
     "artifact-flow-edits",
     target="flow",
-    body={"base_version": 1, "node_edits": {"end": {"params": {"note": "edited"}}}},
+    body={"base_version": 1, "node_edits": {"end": {"params": {}}}},
     role="editor",
 )
 FLOW_RUNS_POST = Endpoint(
@@ -148,6 +152,12 @@ FLOW_THREAD_RUNS_POST = Endpoint(
 )
 FLOW_RUN_GET = Endpoint("flow run GET", "get", "flow-run-detail", target="flow_run")
 FLOW_NODE_RETRY = Endpoint("flow node retry POST", "post", "flow-node-retry", target="failed_node", role="editor")
+FLOW_NODE_TYPES_GET = Endpoint("flow node types GET", "get", "flow-node-types")
+FLOW_TEMPLATES_GET = Endpoint("flow templates GET", "get", "flow-template-list")
+FLOW_TEMPLATE_USE_POST = Endpoint(
+    "flow template use POST", "post", "flow-template-use", kwargs={"name": "product-posts"},
+    body=lambda w: {"params": {"collection_id": w.collection.pk}}, role="editor",
+)  # fmt: skip
 
 
 def _png(name: str) -> SimpleUploadedFile:
@@ -217,6 +227,7 @@ MATRIX = [
     (JOBS_GET,           404,     200,   200,   200,  200,       200,       404),
     (JOB_GET,            404,     200,   200,   200,  200,       200,       404),
     (ARTIFACT_GET,       404,     200,   200,   200,  200,       200,       404),
+    (ARTIFACT_PATCH,     404,     403,   200,   200,  403,       200,       404),
     (ARTIFACT_FILE_GET,  404,     200,   200,   200,  200,       200,       404),
     (ARTIFACTS_GET,      404,     200,   200,   200,  200,       200,       404),
     (ARTIFACTS_POST,     404,     403,   201,   201,  403,       201,       404),
@@ -227,6 +238,9 @@ MATRIX = [
     (FLOW_THREAD_RUNS_POST, 404,  403,   201,   201,  403,       201,       404),
     (FLOW_RUN_GET,       404,     200,   200,   200,  200,       200,       404),
     (FLOW_NODE_RETRY,    404,     403,   201,   201,  403,       201,       404),
+    (FLOW_NODE_TYPES_GET, 404,    200,   200,   200,  200,       200,       404),
+    (FLOW_TEMPLATES_GET, 404,     200,   200,   200,  200,       200,       404),
+    (FLOW_TEMPLATE_USE_POST, 404, 403,   201,   201,  403,       201,       404),
     (UPLOAD_POST,        404,     403,   201,   201,  403,       201,       404),
     (VERSION_UPLOAD_POST, 404,    403,   201,   201,  403,       201,       404),
     (COLLECTIONS_GET,    404,     200,   200,   200,  200,       200,       404),
@@ -393,6 +407,8 @@ def _effect_of(endpoint: Endpoint, world) -> bool:
         return ApiKey.objects.filter(workspace=world.workspace, name="deploy", role="viewer").exists()
     if endpoint is KEY_DELETE:
         return ApiKey.objects.get(pk=world.target_key.pk).revoked_at is not None
+    if endpoint is ARTIFACT_PATCH:
+        return Artifact.objects.get(pk=world.artifact.pk).title == "Renamed"
     if endpoint is ARTIFACTS_POST:
         return Artifact.objects.filter(workspace=world.workspace, kind="document", title="Notes").exists()
     if endpoint in (DOCUMENT_PUT, DOCUMENT_EDITS_POST):
@@ -403,6 +419,9 @@ def _effect_of(endpoint: Endpoint, world) -> bool:
         return FlowRun.objects.filter(artifact=world.flow).count() == 3  # the world has two: one failed
     if endpoint is FLOW_THREAD_RUNS_POST:
         return FlowRun.objects.filter(artifact=world.flow, thread="main").count() == 1
+    if endpoint is FLOW_TEMPLATE_USE_POST:
+        made = Artifact.objects.filter(workspace=world.workspace, kind="flow", tags__contains=["product-posts"])
+        return made.exists()
     if endpoint is FLOW_NODE_RETRY:
         return FlowNodeRun.objects.get(run=world.failed_run, node_id="end").attempt == 2
     if endpoint is UPLOAD_POST:
@@ -578,7 +597,9 @@ def test_it_covers_every_route_and_method_of_the_workspace_api():
     from workspace import urls
 
     flow_routes = [
-        p for p in agents_urls.urlpatterns if p.name in ("artifact-flow-runs", "flow-thread-runs", "flow-node-retry")
+        p
+        for p in agents_urls.urlpatterns
+        if p.name in ("artifact-flow-runs", "flow-thread-runs", "flow-node-retry", "flow-node-types")
     ]
     served = set()
     for pattern in [*urls.urlpatterns, *flow_routes]:

@@ -41,7 +41,7 @@ from tests.support.factories import (
     TaskFactory,
 )
 from tests.support.rest import snapshot
-from workspace.models import AssetCollection, AssetCollectionItem, FlowRun
+from workspace.models import ArtifactVersion, AssetCollection, AssetCollectionItem, FlowRun
 from workspace.selectors import workspace_access
 from workspace.services.collections import collection_create
 from workspace.services.workspaces import workspace_create
@@ -80,6 +80,7 @@ def world(workspace, alice, dave):
         "main_message": MainMessage.objects.create(workspace=other, author=dave, text="Hello", route="reply"),
         "memory": memory_state(access=dave_access, content="Our main colour is green.", kind="fact"),
         "profile": ModelProfileFactory(workspace=other),
+        "dave_collection": collection_create(workspace_id=other.pk, name="Dave's shop", artifact_ids=[artifact.pk]),
     }
 
 
@@ -103,6 +104,8 @@ class Field:
             kwargs["collection_id"] = world["collection"].pk
         elif self.target == "preset":
             kwargs["preset_id"] = world["preset"].pk
+        elif self.target == "template":
+            kwargs["name"] = "product-posts"
         return reverse(self.url_name, kwargs=kwargs)
 
 
@@ -132,7 +135,26 @@ FIELDS = [
            lambda w, i: {"name": "Picks", "artifacts": [w["picked"].pk, i]}), "artifact"),
     (Field("collection item artifact", "post", "collection-items", lambda w, i: {"artifact": i},
            target="collection"), "artifact"),
+    (Field("flow create artifact input", "post", "artifact-list",
+           lambda w, i: {"kind": "flow", "title": "Theirs", "graph": _reading(i)}), "artifact"),
+    (Field("flow edit artifact input", "post", "artifact-flow-edits",
+           lambda w, i: {"base_version": 1, "add_nodes": {"sheet": _reading(i)["nodes"]["sheet"]}},
+           target="flow"), "artifact"),
+    (Field("flow template collection", "post", "flow-template-use", lambda w, i: {"params": {"collection_id": i}},
+           target="template"), "dave_collection"),
 ]  # fmt: skip
+
+
+def _reading(artifact_id: int) -> dict:
+    """A Flow whose artifact input reads `artifact_id`."""
+    return {
+        "nodes": {
+            "in": {"type": "text_input"},
+            "sheet": {"type": "artifact_input", "params": {"artifact_id": artifact_id}},
+        },
+        "edges": [],
+        "start": "in",
+    }
 
 
 def _facts() -> dict:
@@ -152,6 +174,7 @@ def _facts() -> dict:
         "presets": list(AssistantPreset.objects.order_by("pk").values_list("pk", "name")),
         "preset_versions": list(AssistantPresetVersion.objects.order_by("pk").values_list("pk", "preset_id")),
         "flow_runs": list(FlowRun.objects.order_by("pk").values_list("pk", "status")),
+        "artifact_versions": list(ArtifactVersion.objects.order_by("pk").values_list("pk", "artifact_id")),
     }
 
 

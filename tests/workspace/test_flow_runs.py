@@ -75,7 +75,10 @@ def test_it_runs_the_router_branch_the_input_asks_for_and_skips_the_other(worksp
     run.refresh_from_db()
     assert run.status == FlowRunStatus.DONE
     assert _statuses(run) == {"brief": "done", "route": "done", "copy": "done", "poster": "skipped", "end": "done"}
-    assert run.outputs["text"].startswith("Write a slogan: a catchy slogan")
+    # the copy node's offline writer read "Write a slogan" as asking for a title-like line, written from the input
+    copy = FlowNodeRun.objects.get(run=run, node_id="copy").output
+    assert (copy["writer"], copy["form"], copy["text"]) == ("offline", "title", "A catchy slogan")
+    assert run.outputs["text"] == "A catchy slogan" and run.outputs["notes"] == [copy["note"]]
     kinds = [(e.data["node"], e.data["status"]) for e in Event.objects.filter(workspace=workspace, kind="flow.node")]
     assert ("route", "running") in kinds and ("poster", "skipped") in kinds and kinds[-1] == ("end", "done")
 

@@ -49,23 +49,29 @@ def test_it_applies_edits_to_other_nodes_on_the_latest_version_and_lists_what_ch
     # given the person changed shot2 (v2) while the agent was reading v1
     flow = _flow(workspace, alice)
     flow_edit(
-        workspace_id=workspace.pk, artifact_id=flow.pk, base_version=1, node_edits={"shot2": {"params": {"x": 1}}}
+        workspace_id=workspace.pk,
+        artifact_id=flow.pk,
+        base_version=1,
+        node_edits={"shot2": {"params": {"instructions": "Wide shot"}}},
     )
 
     # when the agent edits shot1 on v1
     edit = flow_edit(
-        workspace_id=workspace.pk, artifact_id=flow.pk, base_version=1, node_edits={"shot1": {"params": {"y": 2}}}
+        workspace_id=workspace.pk,
+        artifact_id=flow.pk,
+        base_version=1,
+        node_edits={"shot1": {"params": {"instructions": "Close-up"}}},
     )
 
     # then it lands as v3 on top of the person's change, and the answer names shot2
     assert (edit.version.number, edit.applied, edit.changed_since_base) == (3, ["shot1"], ["shot2"])
     graph = _graph(flow)
-    assert graph["nodes"]["shot2"]["params"] == {"x": 1}
-    assert graph["nodes"]["shot1"]["params"] == {"y": 2}
+    assert graph["nodes"]["shot2"]["params"] == {"instructions": "Wide shot"}
+    assert graph["nodes"]["shot1"]["params"] == {"instructions": "Close-up"}
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("change", [{"params": {"z": 0}}, {"delete": True}])
+@pytest.mark.parametrize("change", [{"params": {"instructions": "Low angle"}}, {"delete": True}])
 def test_it_refuses_an_edit_to_a_node_changed_since_the_base(workspace, alice, change):
     flow = _flow(workspace, alice)
     flow_edit(workspace_id=workspace.pk, artifact_id=flow.pk, base_version=1, node_edits={"shot1": change})
@@ -75,7 +81,7 @@ def test_it_refuses_an_edit_to_a_node_changed_since_the_base(workspace, alice, c
             workspace_id=workspace.pk,
             artifact_id=flow.pk,
             base_version=1,
-            node_edits={"shot1": {"params": {"mine": True}}, "shot2": {"params": {"mine": True}}},
+            node_edits={"shot1": {"params": {"instructions": "Mine"}}, "shot2": {"params": {"instructions": "Mine"}}},
         )
 
     assert refused.value.code == "node_conflict"
@@ -125,13 +131,18 @@ def _race(workspace_id, artifact_id, edits: list[dict]) -> list:
 def test_it_lets_two_concurrent_writers_on_different_nodes_both_succeed(workspace, alice):
     flow = _flow(workspace, alice)
     results = _race(
-        workspace.pk, flow.pk, [{"shot1": {"params": {"by": "agent"}}}, {"shot2": {"params": {"by": "person"}}}]
+        workspace.pk,
+        flow.pk,
+        [
+            {"shot1": {"params": {"instructions": "By the agent"}}},
+            {"shot2": {"params": {"instructions": "By the person"}}},
+        ],
     )
     assert all(not isinstance(r, Exception) for r in results), results
     assert sorted(r.version.number for r in results) == [2, 3]
     graph = _graph(flow)
-    assert graph["nodes"]["shot1"]["params"] == {"by": "agent"}
-    assert graph["nodes"]["shot2"]["params"] == {"by": "person"}
+    assert graph["nodes"]["shot1"]["params"] == {"instructions": "By the agent"}
+    assert graph["nodes"]["shot2"]["params"] == {"instructions": "By the person"}
 
 
 @pytest.mark.postgres
@@ -139,7 +150,12 @@ def test_it_lets_two_concurrent_writers_on_different_nodes_both_succeed(workspac
 def test_it_lets_exactly_one_of_two_concurrent_writers_on_the_same_node_win(workspace, alice):
     flow = _flow(workspace, alice)
     results = _race(
-        workspace.pk, flow.pk, [{"shot1": {"params": {"by": "agent"}}}, {"shot1": {"params": {"by": "person"}}}]
+        workspace.pk,
+        flow.pk,
+        [
+            {"shot1": {"params": {"instructions": "By the agent"}}},
+            {"shot1": {"params": {"instructions": "By the person"}}},
+        ],
     )
     won = [r for r in results if not isinstance(r, Exception)]
     lost = [r for r in results if isinstance(r, Exception)]

@@ -25,6 +25,7 @@ from django.db import transaction
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.flows.graph import Graph, graph_check, graph_dump, graph_load, nodes_changed
 from workspace.flows.nodes import INPUT_TYPES, NODE_TYPES
+from workspace.flows.validation import graph_validate
 from workspace.locks import artifact_qs_for_update
 from workspace.models import Artifact, ArtifactKind, ArtifactVersion
 from workspace.services.artifacts import artifact_create, artifact_version_add
@@ -61,8 +62,10 @@ def flow_create(
     author_task_id: int | None = None,
     author_turn_id: int | None = None,
 ) -> Artifact:
-    """A new Flow artifact whose version 1 holds `graph` (every node at node version 1)."""
+    """A new Flow artifact whose version 1 holds `graph` (every node at node version 1). Every node's params and
+    every wire are checked against the node types' declarations (workspace/flows/validation.py)."""
     graph = graph_check(_stamped(graph or {"nodes": {}, "edges": []}, 1), types=NODE_TYPES, input_types=INPUT_TYPES)
+    graph_validate(workspace_id=workspace_id, graph=graph)
     return artifact_create(
         workspace_id=workspace_id,
         kind=ArtifactKind.FLOW,
@@ -115,7 +118,8 @@ def flow_edit(
     """Apply node edits made on `base_version` to the latest version (module docstring). Takes the artifact lock.
 
     `node_edits`: {node_id: {"params": {...}} (replaces the node's params), optionally "type", or
-    {"delete": true}}. `add_nodes`: {node_id: {"type", "params"}}. Edges are [from, to] pairs.
+    {"delete": true}}. `add_nodes`: {node_id: {"type", "params"}}. Edges are [from, to] pairs. What the edit
+    writes is checked against the node types (400 `invalid_node_params`, `wire_type_mismatch`).
     """
     node_edits, add_nodes = dict(node_edits or {}), dict(add_nodes or {})
     add, remove = _edge_list(add_edges, "add_edges"), _edge_list(remove_edges, "remove_edges")
@@ -199,6 +203,11 @@ def flow_edit(
     if start is not None:
         graph["start"] = start
     graph_check(graph, types=NODE_TYPES, input_types=INPUT_TYPES)
+    # What the edit wrote is checked against the node types: the params of the nodes it set or added, the wires
+    # it added, and every wire of a node whose type or params changed (an input that now reads an image).
+    rewritten = {n for n, e in node_edits.items() if not e.get("delete")} | set(add_nodes)
+    wires = set(add) | {(a, b) for a, b in graph["edges"] if a in rewritten or b in rewritten}
+    graph_validate(workspace_id=workspace_id, graph=graph, nodes=sorted(rewritten), edges=sorted(wires))
     version = artifact_version_add(
         workspace_id=workspace_id,
         artifact_id=artifact_id,

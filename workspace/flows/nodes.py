@@ -22,8 +22,9 @@ Model calls: the workspace app cannot import agents (DESIGN §1), so generate_te
 that agents installs at start-up (workspace/domain_events.py: `text_hooks_install`; agents/services/
 flow_nodes.py). It runs the node on the workspace's model profile, with its secret, like a task's turn; only
 when that lease is the embedded scripted kind (no profile configured) does it answer with the deterministic
-stand-ins below, which say so in their output (`model: "offline-scripted"`). Likewise a paid node asks
-billing, through `spend_check_install`'s hook, whether money is held for its job.
+stand-ins below, which say so in their output (`model: "offline-scripted"`): for text, the offline writer
+(workspace/flows/writer.py: a caption, a title, a shot list… written from the input, `writer: "offline"` and a
+`note`). Likewise a paid node asks billing, through `spend_check_install`'s hook, whether money is held for its job.
 """
 
 import re
@@ -33,12 +34,16 @@ from typing import Any
 
 from lomote.kernel.exceptions import DomainError, InvalidInput
 from workspace import domain_events
-from workspace.models import Artifact
+from workspace.flows import params as p
+from workspace.flows.params import MAX_TEXT, MEDIA, TEXTUAL, Port
+from workspace.flows.writer import OFFLINE_MODEL, WRITER_FIELDS, offline_write
+from workspace.models import Artifact, ArtifactKind
+from workspace.providers.base import IMAGE_FORMATS
 from workspace.selectors import artifact_version_get
 from workspace.services.jobs import job_submit
 
-OFFLINE_MODEL = "offline-scripted"
-MAX_TEXT = 20_000
+# The artifact kinds an artifact_input reads, and the port type its output then carries.
+READABLE_KINDS = {ArtifactKind.DOCUMENT: "document", "image": "image", "video": "video", "3d": "3d"}
 
 
 @dataclass
@@ -82,11 +87,12 @@ class NodeFailed(DomainError):
 # --- model calls -----------------------------------------------------------------------------------------
 
 
-def offline_text(instructions: str, prompt: str) -> dict[str, Any]:
-    """The embedded stand-in for a text model: deterministic, and named as what it is in the output."""
-    instructions = instructions.strip() or "Write"
-    body = " ".join(prompt.split())[:2000]
-    return {"text": f"{instructions}: {body}" if body else instructions, "model": OFFLINE_MODEL}
+def offline_text(params: dict[str, Any], prompt: str, material: str, *, instructions: str | None = None, facts=None):
+    """The embedded stand-in for a text model: the offline writer (workspace/flows/writer.py), which writes from the
+    node's input and says on its output that it wrote it. `instructions` are a preset's, when it has one."""
+    said = str(params.get("instructions") or "") if instructions is None else instructions
+    template = str(params.get("prompt", "{input}"))
+    return offline_write(instructions=said, template=template, prompt=prompt, material=material, facts=facts)
 
 
 def _words(text: str) -> set[str]:
@@ -117,12 +123,12 @@ def _model_params_need_hook(params: dict[str, Any]) -> None:
         raise NodeFailed("No model provider is installed to run this node's preset or profile.", code="model_config")
 
 
-def text_generate(workspace_id: int, params: dict[str, Any], prompt: str) -> dict[str, Any]:
+def text_generate(workspace_id: int, params: dict[str, Any], prompt: str, material: str = "") -> dict[str, Any]:
     hook = domain_events.text_hook()
     if hook is None:
         _model_params_need_hook(params)
-        return offline_text(str(params.get("instructions") or ""), prompt)
-    return hook(workspace_id, params, prompt)
+        return offline_text(params, prompt, material)
+    return hook(workspace_id, params, prompt, material)
 
 
 def branch_choose(workspace_id: int, params: dict[str, Any], text: str, routes: dict[str, str]) -> dict[str, Any]:
@@ -159,8 +165,19 @@ def _call_meta(answer: dict[str, Any]) -> dict[str, Any]:
 # --- node types -------------------------------------------------------------------------------------------
 
 
+IN_TEXT = Port("in", "Text in", TEXTUAL, "The text of every node wired in, joined in node id order.")
+
+
 class NodeType(ABC):
+    """A node type and its declaration (workspace/flows/params.py): what a form shows and the server checks."""
+
     name: str
+    title: str
+    description: str
+    Params: type[p.Params] = p.NoParams
+    inputs: tuple[Port, ...] = ()
+    outputs: tuple[Port, ...] = ()
+    generates: str | None = None  # the generation kind of a paid node
 
     @abstractmethod
     def run(self, ctx: NodeContext) -> NodeResult:
@@ -169,6 +186,10 @@ class NodeType(ABC):
 
 class TextInput(NodeType):
     name = "text_input"
+    title = "Text input"
+    description = "Where a run starts: the text it is given (`inputs.text`), else the default text."
+    Params = p.TextInputParams
+    outputs = (Port("out", "Text", ("text",)),)
 
     def run(self, ctx: NodeContext) -> NodeResult:
         text = ctx.inputs.get("text", ctx.params.get("default", ""))
@@ -179,29 +200,78 @@ class TextInput(NodeType):
 
 class ArtifactInput(NodeType):
     name = "artifact_input"
+    title = "Artifact"
+    description = (
+        "The current version of an artifact of the workspace: a document's text, or an image, video or 3D model "
+        "with its title and description as its words."
+    )
+    Params = p.ArtifactInputParams
+    # Wires in only order it: the artifact is read once the nodes before it are done (after one that changes it).
+    inputs = (Port("after", "After", (*TEXTUAL, *MEDIA), "Optional: read the artifact only once these are done."),)
+    outputs = (Port("out", "Artifact", tuple(READABLE_KINDS.values()), "The artifact's kind decides the type."),)
 
     def run(self, ctx: NodeContext) -> NodeResult:
         artifact_id = ctx.params.get("artifact_id")
         if not isinstance(artifact_id, int):
             raise NodeFailed("artifact_input needs params.artifact_id.", code="invalid_params")
         version = artifact_version_get(workspace_id=ctx.workspace_id, artifact_id=artifact_id)
+        artifact = version.artifact
+        # A picture's words are what people wrote about it: a text node downstream captions it from them.
+        text = version.content if artifact.is_text else _described(artifact)
         return NodeResult(
-            output={"text": version.content[:MAX_TEXT], "artifact": artifact_id, "version": version.number},
+            output={
+                "text": text[:MAX_TEXT],
+                "artifact": artifact_id,
+                "version": version.number,
+                "kind": artifact.kind,
+            },
             consumed={str(artifact_id): version.number},
         )
 
 
+def _described(artifact: Artifact) -> str:
+    parts = [artifact.title.strip(), artifact.description.strip()]
+    tags = [str(t) for t in artifact.tags or [] if str(t).strip()]
+    if tags:
+        parts.append(", ".join(tags))
+    return ". ".join(part.rstrip(".") for part in parts if part)
+
+
 class GenerateText(NodeType):
     name = "generate_text"
+    title = "Write text"
+    description = (
+        "Writes text from the text wired in, with the workspace's model (a preset, a profile, or the default). "
+        "With no model configured, the offline writer fills a caption, a title, a shot list or a summary from "
+        "the input and the workspace's memories, and says so on its output."
+    )
+    Params = p.GenerateTextParams
+    # An image, video or 3D model comes with its words (its prompt, its title): a caption is written from them.
+    inputs = (Port("in", "Input", (*TEXTUAL, *MEDIA), "The text of every node wired in, joined in node id order."),)
+    outputs = (Port("out", "Text", ("text",)),)
 
     def run(self, ctx: NodeContext) -> NodeResult:
         prompt = str(ctx.params.get("prompt", "{input}")).replace("{input}", ctx.text) or ctx.text
-        answer = text_generate(ctx.workspace_id, ctx.params, prompt)
-        return NodeResult(output={**_call_meta(answer), "text": str(answer["text"])[:MAX_TEXT]})
+        answer = text_generate(ctx.workspace_id, ctx.params, prompt, ctx.text)
+        # The offline writer says what it wrote and that it wrote it: the studio shows its note on the node.
+        written = {key: answer[key] for key in WRITER_FIELDS if key in answer}
+        return NodeResult(output={**_call_meta(answer), **written, "text": str(answer["text"])[:MAX_TEXT]})
 
 
-class _Generate(NodeType):
+class GenerateNode(NodeType):
     kind: str
+    Params = p.GenerateParams
+    # An image wired in is also the job's source (its picture to start from) where the provider can use one.
+    inputs = (Port("in", "Input", (*TEXTUAL, "image"), "The words to make it from, and an image to start from."),)
+
+    def __init__(self) -> None:
+        self.generates = self.kind
+        self.outputs = (Port("out", p.PORT_TYPES[self.kind][0], (self.kind,)),)
+
+    def job_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The provider parameters of the job: the node's own, over what its format means."""
+        own = params.get("generation_params")
+        return dict(own) if isinstance(own, dict) else {}
 
     def run(self, ctx: NodeContext) -> NodeResult:
         prompt = (str(ctx.params.get("prompt", "{input}")).replace("{input}", ctx.text) or ctx.text).strip()
@@ -217,12 +287,17 @@ class _Generate(NodeType):
                 workspace_id=ctx.workspace_id, kind=self.kind, deleted_at__isnull=True
             )
             made_before = still_there.filter(pk=made_before).values_list("pk", flat=True).first()
+        params = self.job_params(ctx.params)
+        if self.kind in SOURCE_KINDS and "source_artifact_id" not in params:
+            source = _upstream_image(ctx)
+            if source is not None:
+                params["source_artifact_id"] = source
         job = job_submit(
             workspace_id=ctx.workspace_id,
             idempotency_key=ctx.job_key,
             kind=self.kind,
             prompt=prompt[:4000],
-            params=dict(ctx.params.get("generation_params") or {}),
+            params=params,
             provider=ctx.params.get("provider"),
             task_id=ctx.task_id,
             artifact_id=made_before,
@@ -230,20 +305,55 @@ class _Generate(NodeType):
         return NodeResult(job_id=job.pk, consumed=ctx.upstream_artifacts())
 
 
-class GenerateImage(_Generate):
+# The kinds whose provider can start from an existing image (the embedded renderer's `source_artifact_id`).
+SOURCE_KINDS = frozenset({"image", "video"})
+
+
+def _upstream_image(ctx: NodeContext) -> int | None:
+    """The first image wired in (in node id order), if it is still a live image of the workspace."""
+    ids = [int(o["artifact"]) for o in ctx.upstream.values() if isinstance(o, dict) and o.get("artifact")]
+    images = set(
+        Artifact.objects.filter(
+            pk__in=ids, workspace_id=ctx.workspace_id, kind="image", deleted_at__isnull=True
+        ).values_list("pk", flat=True)
+    )
+    return next((pk for pk in ids if pk in images), None)
+
+
+class GenerateImage(GenerateNode):
     name, kind = "generate_image", "image"
+    title = "Generate image"
+    description = "A paid image job made from the words wired in (and an image wired in, as its source)."
+    Params = p.GenerateImageParams
+
+    def job_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        sized = dict(IMAGE_FORMATS.get(str(params.get("format")), {}))
+        return {**sized, **super().job_params(params)}
 
 
-class GenerateVideo(_Generate):
+class GenerateVideo(GenerateNode):
     name, kind = "generate_video", "video"
+    title = "Generate video"
+    description = "A paid video clip made from the words wired in, animating an image wired in."
+    Params = p.GenerateVideoParams
 
 
-class Generate3D(_Generate):
+class Generate3D(GenerateNode):
     name, kind = "generate_3d", "3d"
+    title = "Generate 3D model"
+    description = "A paid 3D model made from the words wired in (an image wired in lends its words)."
 
 
 class Router(NodeType):
     name = "router"
+    title = "Router"
+    description = (
+        "Reads the text and sends it down one of its outgoing branches, chosen by the model from the routes' "
+        "descriptions; the other branches are skipped."
+    )
+    Params = p.RouterParams
+    inputs = (IN_TEXT,)
+    outputs = (Port("out", "Choice", ("choice",), "The text, passed to the chosen branch only."),)
 
     def run(self, ctx: NodeContext) -> NodeResult:
         if not ctx.successors:
@@ -258,6 +368,9 @@ class Router(NodeType):
 
 class Finish(NodeType):
     name = "finish"
+    title = "Finish"
+    description = "Gathers what is wired in as the run's result: the texts, and the artifacts made."
+    inputs = (Port("in", "Results", (*TEXTUAL, *MEDIA), "Everything the run should hand back."),)
 
     def run(self, ctx: NodeContext) -> NodeResult:
         artifacts = [
@@ -265,7 +378,12 @@ class Finish(NodeType):
             for o in ctx.upstream.values()
             if isinstance(o, dict) and o.get("artifact")
         ]
-        return NodeResult(output={"text": ctx.text, "artifacts": artifacts, "from": sorted(ctx.upstream)})
+        output = {"text": ctx.text, "artifacts": artifacts, "from": sorted(ctx.upstream)}
+        # What the offline writer wrote is said so in the result too (a thread's post shows it).
+        notes = [o["note"] for o in ctx.upstream.values() if isinstance(o, dict) and o.get("note")]
+        if notes:
+            output["notes"] = list(dict.fromkeys(notes))
+        return NodeResult(output=output)
 
 
 NODE_TYPES: dict[str, NodeType] = {
@@ -283,7 +401,7 @@ NODE_TYPES: dict[str, NodeType] = {
 }
 INPUT_TYPES = frozenset({"text_input"})
 # Node types that submit a paid generation job, and its kind.
-GENERATION_NODE_KINDS = {t.name: t.kind for t in NODE_TYPES.values() if isinstance(t, _Generate)}
+GENERATION_NODE_KINDS = {t.name: t.kind for t in NODE_TYPES.values() if isinstance(t, GenerateNode)}
 
 
 def node_type_get(name: str) -> NodeType:

@@ -69,6 +69,15 @@ class SubmissionUncertain(GenerationError):
     code, default_message = "submission_uncertain", "The generation provider did not confirm the submission."
 
 
+# The size of each image format, as the embedded renderer reads it (width, height; a logo also sets its layout): what
+# the generate_image tool and Flow image nodes send for "a square post", "a poster", "a story cover", "a banner".
+IMAGE_FORMATS: dict[str, dict[str, Any]] = {
+    "square": {"width": 1024, "height": 1024},
+    "portrait": {"width": 768, "height": 1024},
+    "story": {"width": 576, "height": 1024},
+    "wide": {"width": 1280, "height": 720},
+    "logo": {"width": 768, "height": 768, "layout": "logo"},
+}
 _SAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_FILENAME = 100
 

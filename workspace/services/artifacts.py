@@ -287,6 +287,29 @@ def artifact_version_add(
 
 
 @transaction.atomic
+def artifact_rename(*, workspace_id: int, artifact_id: int, title: str, renamed_by: AbstractBaseUser | None = None):
+    """Give the artifact another title. A title says what people call it, not what it holds: it is not versioned
+    (no version, no change notice, nothing goes stale), only logged as `artifact.renamed`. Search follows the
+    saved title (workspace/search/artifacts.py). Another workspace's or a deleted artifact is NotFound."""
+    title = _clean_title(title)
+    artifact = artifact_qs_for_update().filter(pk=artifact_id, workspace_id=workspace_id, deleted_at__isnull=True)
+    artifact = artifact.first()
+    if artifact is None:
+        raise NotFound("Artifact not found.")
+    if artifact.title == title:
+        return artifact
+    before, artifact.title = artifact.title, title
+    artifact.save(update_fields=["title", "updated_at"])
+    by = {"type": "user", "id": renamed_by.pk, "username": renamed_by.get_username()} if renamed_by else {}
+    event_append(
+        workspace_id=workspace_id,
+        kind="artifact.renamed",
+        data={"artifact": artifact.pk, "kind": artifact.kind, "title": title, "was": before, "by": by},
+    )
+    return artifact
+
+
+@transaction.atomic
 def artifact_delete(*, workspace_id: int, artifact_id: int, deleted_by: AbstractBaseUser | None = None) -> Artifact:
     """Delete the artifact for good (soft: `deleted_at` is set). Only for a deletion a person confirmed.
 
