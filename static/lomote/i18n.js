@@ -9,6 +9,7 @@ export const SUPPORTED = ["en", "fr", "de", "es", "pt"];
 
 const CATALOGUE = {
   fr: {
+    "Your message above, where you chose on Main's question.": "Votre message ci-dessus, là où vous l'avez choisi sur la question de Main.",
     "Confirm": "Confirmer", "Approve": "Approuver", "Decline": "Refuser", "Keep": "Garder", "Choose": "Choisir",
     "routed to a new task:": "envoyé à une nouvelle tâche :",
     "routed as a follow-up to": "envoyé comme suite à",
@@ -22,7 +23,7 @@ const CATALOGUE = {
     "Flow run #{id}": "exécution de Flow n° {id}",
     "{kind} card": "carte {kind}",
     "open": "ouverte", "resolved": "résolue", "cancelled": "annulée", "expired": "expirée",
-    "quote": "devis", "choice": "choix", "confirm": "confirmation", "result": "résultat", "clarification": "précision",
+    "quote": "devis", "choice": "choix", "confirm": "confirmation", "result": "résultat", "clarify": "précision",
     "Chose “{label}”{by}": "Choisi : « {label} »{by}",
     "Confirmed{by}": "Confirmé{by}",
     "Approved{by}": "Approuvé{by}",
@@ -50,6 +51,7 @@ const CATALOGUE = {
     "to do": "à faire", "under way": "en cours", "done": "fait", "skipped": "ignoré",
   },
   de: {
+    "Your message above, where you chose on Main's question.": "Deine Nachricht oben, dorthin, wo du es auf Mains Frage gewählt hast.",
     "Confirm": "Bestätigen", "Approve": "Genehmigen", "Decline": "Ablehnen", "Keep": "Behalten", "Choose": "Wählen",
     "routed to a new task:": "an eine neue Aufgabe geschickt:",
     "routed as a follow-up to": "als Fortsetzung geschickt an",
@@ -63,7 +65,7 @@ const CATALOGUE = {
     "Flow run #{id}": "Flow-Lauf #{id}",
     "{kind} card": "Karte: {kind}",
     "open": "offen", "resolved": "erledigt", "cancelled": "abgebrochen", "expired": "abgelaufen",
-    "quote": "Angebot", "choice": "Auswahl", "confirm": "Bestätigung", "result": "Ergebnis", "clarification": "Rückfrage",
+    "quote": "Angebot", "choice": "Auswahl", "confirm": "Bestätigung", "result": "Ergebnis", "clarify": "Rückfrage",
     "Chose “{label}”{by}": "„{label}“ gewählt{by}",
     "Confirmed{by}": "Bestätigt{by}",
     "Approved{by}": "Genehmigt{by}",
@@ -91,6 +93,7 @@ const CATALOGUE = {
     "to do": "offen", "under way": "in Arbeit", "done": "fertig", "skipped": "übersprungen",
   },
   es: {
+    "Your message above, where you chose on Main's question.": "Tu mensaje de arriba, donde lo elegiste en la pregunta de Main.",
     "Confirm": "Confirmar", "Approve": "Aprobar", "Decline": "Rechazar", "Keep": "Guardar", "Choose": "Elegir",
     "routed to a new task:": "enviado a una tarea nueva:",
     "routed as a follow-up to": "enviado como continuación a",
@@ -104,7 +107,7 @@ const CATALOGUE = {
     "Flow run #{id}": "ejecución de Flow n.º {id}",
     "{kind} card": "tarjeta de {kind}",
     "open": "abierta", "resolved": "resuelta", "cancelled": "cancelada", "expired": "caducada",
-    "quote": "presupuesto", "choice": "elección", "confirm": "confirmación", "result": "resultado", "clarification": "aclaración",
+    "quote": "presupuesto", "choice": "elección", "confirm": "confirmación", "result": "resultado", "clarify": "aclaración",
     "Chose “{label}”{by}": "Elegido «{label}»{by}",
     "Confirmed{by}": "Confirmado{by}",
     "Approved{by}": "Aprobado{by}",
@@ -132,6 +135,7 @@ const CATALOGUE = {
     "to do": "pendiente", "under way": "en curso", "done": "hecho", "skipped": "omitido",
   },
   pt: {
+    "Your message above, where you chose on Main's question.": "A sua mensagem acima, para onde a escolheu na pergunta do Main.",
     "Confirm": "Confirmar", "Approve": "Aprovar", "Decline": "Recusar", "Keep": "Guardar", "Choose": "Escolher",
     "routed to a new task:": "enviado para uma nova tarefa:",
     "routed as a follow-up to": "enviado como continuação de",
@@ -145,7 +149,7 @@ const CATALOGUE = {
     "Flow run #{id}": "execução de Flow n.º {id}",
     "{kind} card": "cartão de {kind}",
     "open": "aberto", "resolved": "resolvido", "cancelled": "cancelado", "expired": "expirado",
-    "quote": "orçamento", "choice": "escolha", "confirm": "confirmação", "result": "resultado", "clarification": "esclarecimento",
+    "quote": "orçamento", "choice": "escolha", "confirm": "confirmação", "result": "resultado", "clarify": "esclarecimento",
     "Chose “{label}”{by}": "Escolhido «{label}»{by}",
     "Confirmed{by}": "Confirmado{by}",
     "Approved{by}": "Aprovado{by}",

@@ -271,14 +271,18 @@ class Studio {
     }
     const route = ROUTES[message.route] ? t(ROUTES[message.route]) : message.route;
     const routeText = message.task ? `${route} ${this.taskName(message.task)}` : route;
+    // The answer to Main's question (a clarification card) carries the same words again: shown once, above;
+    // here only where they went.
+    const chosen = message.card && message.route !== "clarify" && this.askedAt.has(message.card);
     const item = h(
       "li",
-      { class: "msg person", "data-message": String(message.id) },
+      { class: `msg person${chosen ? " chosen" : ""}`, "data-message": String(message.id) },
       h("p", { class: "who", "data-api-key": message.api_key?.id ?? null, text: authorLabel(message) }),
-      h("p", { class: "text", dir: "auto", text: message.text }),
+      chosen ? null : h("p", { class: "text", dir: "auto", text: message.text }),
       h("p", { class: "route", "data-route": message.route, "data-task": message.task ?? "", ...langAttrs() }, `→ ${routeText}`),
       // Why it went there, in the Router's own words (and the person's language).
       message.route_reason ? h("p", { class: "why", dir: "auto", text: message.route_reason }) : null,
+      chosen ? h("p", { class: "why", ...langAttrs(), text: t("Your message above, where you chose on Main's question.") }) : null,
     );
     const reply = message.reply || message.refusal
       ? h("li", { class: "msg main" }, h("p", { class: "who", text: "Main" }), h("p", { class: "text", dir: "auto", text: message.reply || message.refusal }))

@@ -74,3 +74,42 @@ def test_a_task_conversation_shows_the_agent_beside_the_checklist(studio, page):
     expect(detail.locator(".task-messages .msg.agent .who").first).to_contain_text("The agent")
     shoot(page, "words-02-task-conversation")
     assert not page.js_errors, page.js_errors
+
+
+def test_an_answer_to_mains_question_shows_the_message_once_and_where_it_went(studio, page):
+    from agents.models import Task, TaskStatus
+
+    # given two finished poster series, so a change that names neither is asked about
+    series = [
+        Task.objects.create(
+            workspace=studio.workspace, created_by=studio.user, title=title, brief=brief, status=TaskStatus.DONE
+        )
+        for title, brief in (
+            ("Spring market posters", "Three posters for the spring market"),
+            ("Summer market posters", "Three posters for the summer market"),
+        )
+    ]
+    log_in(page, studio)
+
+    # when the person asks for a change and Main asks which work it is about
+    asked = "Make them warmer"
+    page.get_by_label("Message to Main").fill(asked)
+    page.keyboard.press("Enter")
+    question = page.locator(".task-card[data-status='open']")
+    expect(question.locator(f"button[data-option='task:{series[1].pk}']")).to_be_visible(timeout=30_000)
+    expect(page.locator(".msg.person .why").first).to_contain_text("so I ask")
+
+    # and they choose the summer series
+    question.locator(f"button[data-option='task:{series[1].pk}']").click()
+
+    # then their words show once, and a line says where they went, as they chose
+    chosen = page.locator(".msg.person.chosen")
+    expect(chosen).to_have_count(1)
+    expect(chosen.locator(".route")).to_contain_text(f"task #{series[1].pk}")
+    expect(page.locator(".msg.person .text", has_text=asked)).to_have_count(1)
+    page.reload()
+    page.locator("#studio[data-ready='true']").wait_for()
+    expect(page.locator(".msg.person .text", has_text=asked)).to_have_count(1)
+    expect(page.locator(".msg.person.chosen")).to_have_count(1)
+    shoot(page, "words-03-answer-to-mains-question")
+    assert not page.js_errors, page.js_errors
