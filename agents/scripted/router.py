@@ -28,11 +28,13 @@ close in-progress task is continued; otherwise the person chooses among them (or
 """
 
 import json
+import re
 from typing import Any
 
 from agents.providers.base import ModelRequest, ModelResponse, ToolCallIntent, Usage
 from agents.scripted.router_title import title_from
 from lomote.understanding import decide
+from lomote.understanding.classifier import decision_get
 from lomote.understanding.routing import Candidate, Target, target_score
 
 MODEL_NAME = "lomote-scripted-router-3"
@@ -365,10 +367,10 @@ def route(
         return {"route": "answer", "reply": _reply("cannot", language), "reason": why}
     if act == "memory":
         return {"route": "answer", "act": "memory", "reason": why}
-    if act in ("make_one", "make_series", "make_from"):
+    if act in MAKING_ACTS:
         return {
             "route": "lightweight" if act == "make_one" else "new_task",
-            "title": title_from(message),
+            "title": title_from(asking_sentence(message)),
             "refers_to_existing": act == "make_from",
             "reason": why,
         }
@@ -383,6 +385,25 @@ def route(
         return {"route": "new_task", "title": title_from(message), "reason": why}
     target = target_score(message, candidates)
     return _follow_or_ask(target, act, confidence, language)
+
+
+SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+")
+
+
+MAKING_ACTS = ("make_one", "make_series", "make_from")
+
+
+def asking_sentence(message: str) -> str:
+    """The sentence of a message that asks for the work, read by meaning: the one the route_act decision reads
+    likeliest as asking to make something ("Hi! I run a small pottery studio. Could you make three posts…" → the
+    last one), so a task is titled by what was asked, not by the greeting or the context before it."""
+    sentences = [part.strip() for part in SENTENCES.split(message) if len(part.split()) >= 3]
+    if len(sentences) < 2:
+        return message
+    classifier = decision_get("route_act")
+    asking = [i for i, label in enumerate(classifier.classes) if label in MAKING_ACTS]
+    probabilities = classifier.probabilities(sentences)[:, asking].sum(axis=1)
+    return sentences[int(probabilities.argmax())]
 
 
 def _follow_or_ask(target: Target, act: str, confidence: float, language: str) -> dict[str, Any]:

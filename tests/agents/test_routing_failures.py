@@ -593,3 +593,31 @@ def test_a_question_back_says_why_it_asks_and_a_quick_job_why_it_is_one(access):
     # then the first says no task was likely enough, so Main asks; the second that it asks for one piece
     assert vague.route == Route.CLARIFY and "so I ask" in vague.route_reason, vague.route_reason
     assert quick.route == Route.LIGHTWEIGHT and quick.route_reason.startswith("It asks for one piece of work")
+
+
+@pytest.mark.parametrize(
+    "text, title",
+    [
+        (
+            "Hi! I run a small pottery studio called Terre & Feu. I'd like three Instagram posts announcing our "
+            "winter classes.",
+            "Instagram posts announcing our winter classes",
+        ),
+        (
+            "Bonjour ! Je tiens un petit atelier de poterie, Terre & Feu. Peux-tu me faire trois publications "
+            "Instagram pour nos cours d'hiver ?",
+            "Trois publications Instagram pour nos cours d'hiver",
+        ),
+        (
+            "Hallo! Wir sind eine kleine Bäckerei in Köln. Mach uns bitte vier Plakate für den Wintermarkt.",
+            "Vier Plakate",
+        ),
+    ],
+)
+def test_a_task_is_titled_by_the_sentence_that_asks_not_the_greeting_or_the_context(access, text, title):
+    # when a person greets, says who they are, then asks
+    message = main_message_post(access=access, text=text)
+
+    # then the new task is titled by what they asked
+    assert message.route == Route.NEW_TASK
+    assert Task.objects.get(pk=message.task_id).title.startswith(title)
