@@ -18,7 +18,7 @@ PORT ?= 8000
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	$(PY) manage.py bootstrap_demo
+	$(PY) manage.py bootstrap_demo --url http://$(HOST):$(PORT)/
 	$(PY) manage.py runstudio --host $(HOST) --port $(PORT)
 
 lint: $(STAMP)

@@ -19,9 +19,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--username", default=os.environ.get("LOMOTE_DEMO_USER", "demo"))
         parser.add_argument("--password", default=os.environ.get("LOMOTE_DEMO_PASSWORD", "lomote-demo"))
+        parser.add_argument("--url", default="http://127.0.0.1:8000/", help="Where the studio will be served.")
 
     @transaction.atomic
-    def handle(self, *args, username, password, **options):
+    def handle(self, *args, username, password, url, **options):
         User = get_user_model()
         user, created = User.objects.get_or_create(username=username, defaults={"email": f"{username}@example.com"})
         if created:
@@ -38,4 +39,4 @@ class Command(BaseCommand):
             # Demo credits, once, so the first quote card can be approved without a top-up first.
             wallet_topup(access=access, amount=DEMO_CREDITS, memo="demo credits")
         shown = password if created else "(unchanged: the password you set before)"
-        self.stdout.write(f"Log in at http://127.0.0.1:8000/ as {username} / {shown}  (admin: /admin/)")
+        self.stdout.write(f"Log in at {url} as {username} / {shown}  (admin: {url.rstrip('/')}/admin/)")
