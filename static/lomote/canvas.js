@@ -8,6 +8,7 @@
 
 import { ApiError, fetchText } from "./api.js";
 import { h } from "./dom.js";
+import { FlowEditor } from "./flow_editor.js";
 import { ProvenanceView } from "./provenance.js";
 import { modelThumbnail, modelViewer } from "./viewer3d.js";
 
@@ -59,6 +60,7 @@ export class Canvas {
     this.view = null; // what the viewer shows: {artifact, version, ...editor state}
     this.myVersions = new Set(); // "<artifact>:<version>" written from this page
     this.runs = new Map(); // Flow run id → {status, nodes: Map(node id → {status, detail})} from flow.* events
+    this.flowEditor = new FlowEditor(this);
     this.provenance = new ProvenanceView({ api, openVersion: (id, number) => this.openVersion(id, number) });
     document.getElementById("viewer-close").onclick = () => this.close();
     // Escape closes the viewer, except while typing (a document's text, a Flow's params keep their own Escape).
@@ -69,7 +71,8 @@ export class Canvas {
       this.close();
     };
     document.getElementById("new-document").onclick = () => this.create("document");
-    document.getElementById("new-flow").onclick = () => this.create("flow");
+    document.getElementById("new-flow").onclick = () => this.createFlow(document.getElementById("new-flow-from").value);
+    this.loadTemplates();
     const files = document.getElementById("upload-file");
     document.getElementById("upload").onclick = () => files.click();
     files.onchange = () => {
@@ -227,13 +230,40 @@ export class Canvas {
     this.view.artifact = detail;
     this.renderVersions();
     this.notice(`Version ${data.version} was added by ${authorText(data.author, this.describeTask)} while you were viewing this.`, data.version);
+    // A Flow shows the other writer's edit at once; a node with unsaved changes keeps the version it was read at.
+    if (detail.kind === "flow") await this.flowEditor.open({ live: true });
   }
 
-  async create(kind) {
+  async create(kind, graph = SAMPLE_FLOW) {
     const title = kind === "flow" ? "Untitled Flow" : "Untitled document";
-    const body = kind === "flow" ? { kind, title, graph: SAMPLE_FLOW } : { kind, title, content: "" };
+    const body = kind === "flow" ? { kind, title, graph } : { kind, title, content: "" };
     try {
       const artifact = await this.api.post("/artifacts/", body);
+      this.myVersions.add(`${artifact.id}:${artifact.current_version}`);
+      await this.refreshTile(artifact.id);
+      await this.open(artifact.id);
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
+  /** The Flows to start from (flow-templates) join the "Flow from" choice, after the sample and the empty canvas. */
+  async loadTemplates() {
+    try {
+      const templates = await this.api.get("/flow-templates/");
+      document.getElementById("new-flow-from").append(...templates.map((t) => h("option", { value: `template:${t.name}`, text: `the template “${t.title || t.name}”` })));
+    } catch { /* the sample and the empty canvas stay */ }
+  }
+
+  /** A new Flow: the sample, an empty canvas to build on, or a template stored as the workspace's own Flow. */
+  async createFlow(from) {
+    if (!from.startsWith("template:")) {
+      await this.create("flow", from === "empty" ? { nodes: {}, edges: [], start: null } : SAMPLE_FLOW);
+      return;
+    }
+    try {
+      const name = from.slice("template:".length);
+      const artifact = await this.api.post(`/flow-templates/${encodeURIComponent(name)}/use/`, { params: {} });
       this.myVersions.add(`${artifact.id}:${artifact.current_version}`);
       await this.refreshTile(artifact.id);
       await this.open(artifact.id);
@@ -575,217 +605,13 @@ export class Canvas {
     this.renderVersions();
   }
 
-  // --- Flow editor --------------------------------------------------------------------------------------
+  // --- Flow editor (flow_editor.js) ----------------------------------------------------------------------
 
-  async openFlow() {
-    notices().replaceChildren();
-    const artifact = (this.view.artifact = await this.api.get(`/artifacts/${this.view.artifact.id}/`));
-    const text = await fetchText(this.fileUrl(artifact.id, artifact.current_version));
-    const graph = text.trim() ? JSON.parse(text) : { nodes: {}, edges: [], start: null };
-    Object.assign(this.view, { base: artifact.current_version, graph, seenVersion: Math.max(this.view.seenVersion, artifact.current_version) });
-    const nodes = Object.entries(graph.nodes || {}).map(([id, node]) => this.renderNode(id, node));
-    const edges = (graph.edges || []).map(([a, b]) => h("li", { text: `${a} → ${b}` }));
-    const runInput = h("input", { id: "flow-input", type: "text", value: "" });
-    viewerBody().replaceChildren(
-      h("p", { class: "flow-meta", text: `Version ${this.view.base} · start: ${graph.start || "none"}` }),
-      h("div", { id: "flow-problem", class: "conflict", role: "alert", hidden: true }),
-      h("h4", { text: "Nodes" }),
-      h("ul", { class: "nodes" }, ...nodes),
-      h("h4", { text: "Edges" }),
-      h("ul", { class: "edges" }, ...edges),
-      h("form", { class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.runFlow(runInput.value); } },
-        h("label", { for: "flow-input", text: "Input text" }), runInput, h("button", { type: "submit", id: "flow-run" }, "Run the Flow")),
-      h("p", { id: "flow-run-status", role: "status", "aria-live": "polite" }),
-      h("button", { type: "button", id: "flow-rerun", hidden: true, onclick: () => this.rerunStale() }, "Re-run the stale nodes"),
-    );
-    const seen = this.view.run && this.runs.get(this.view.run);
-    if (seen) {
-      for (const [nodeId, known] of seen.nodes) this.nodeStatus(nodeId, known.status, known.detail);
-      if (seen.status) document.getElementById("flow-run-status").textContent = `Run #${this.view.run}: ${seen.status}`;
-      this.showRerun(seen);
-    }
-    this.renderVersions();
-  }
-
-  renderNode(id, node) {
-    const areaId = `node-${id}-params`;
-    const area = h("textarea", { id: areaId, rows: "3", class: "params" });
-    area.value = JSON.stringify(node.params || {}, null, 1);
-    const statusId = `node-${id}-status`;
-    return h(
-      "li",
-      { class: "node", "data-node": id, "data-node-version": String(node.version ?? "") },
-      h("div", { class: "row" },
-        h("strong", { text: id }),
-        h("span", { class: "reason", text: `${node.type} · changed in v${node.version ?? "?"}` }),
-        h("span", { id: statusId, class: "badge node-status", "data-node-status": "idle", role: "status", "aria-label": `Run status of ${id}`, text: "idle" })),
-      h("label", { for: areaId, text: `Params of ${id} (JSON)` }),
-      area,
-      h("button", { type: "button", "data-save-node": id, onclick: () => this.saveNode(id, area.value) }, `Save ${id}`),
-      h("div", { class: "node-conflict conflict", hidden: true }),
-    );
-  }
-
-  nodeElement(id) {
-    return viewerBody().querySelector(`[data-node="${CSS.escape(id)}"]`);
-  }
-
-  async saveNode(id, text, base = this.view.base) {
-    const problem = document.getElementById("flow-problem");
-    let params;
-    try {
-      params = JSON.parse(text);
-    } catch {
-      problem.textContent = `The params of ${id} are not valid JSON.`;
-      problem.hidden = false;
-      return;
-    }
-    const { artifact } = this.view;
-    try {
-      const written = await this.api.post(`/artifacts/${artifact.id}/flow/edits/`, { base_version: base, node_edits: { [id]: { params } } });
-      this.myVersions.add(`${artifact.id}:${written.version}`);
-      await this.openFlow();
-      const others = (written.changed_since_base || []).filter((n) => n !== id);
-      document.getElementById("flow-run-status").textContent =
-        `Saved ${id} as version ${written.version}` + (others.length ? ` (also changed since your version: ${others.join(", ")})` : "");
-    } catch (error) {
-      problem.replaceChildren();
-      if (error instanceof ApiError && error.code === "node_conflict") {
-        await this.showNodeConflicts(error.details, { [id]: text });
-        problem.append(
-          h("span", { text: `Not saved: node ${error.details.nodes.join(", ")} changed since version ${error.details.base_version} (the Flow is at v${error.details.current_version}). ` }),
-          h("button", { type: "button", onclick: () => this.openFlow() }, "Reload the Flow"),
-        );
-      } else {
-        problem.textContent = error.message;
-      }
-      problem.hidden = false;
-    }
-  }
-
-  /** A 409 node_conflict: on each conflicting node, the person's params beside the current ones, to resolve. */
-  async showNodeConflicts(details, mine) {
-    const { artifact } = this.view;
-    const current = details.current_version;
-    let latest = { nodes: {} };
-    try {
-      latest = JSON.parse(await fetchText(this.fileUrl(artifact.id, current)));
-    } catch { /* shown without their params */ }
-    for (const id of details.nodes) {
-      const element = this.nodeElement(id);
-      if (!element) continue;
-      element.dataset.conflict = "true";
-      const theirsNode = latest.nodes ? latest.nodes[id] : undefined;
-      const theirs = theirsNode ? JSON.stringify(theirsNode.params || {}, null, 1) : "";
-      const mineText = mine[id] ?? element.querySelector("textarea.params").value;
-      const mineId = `node-${id}-mine`, theirsId = `node-${id}-theirs`;
-      const mineBox = h("textarea", { id: mineId, readonly: true, rows: "3" });
-      mineBox.value = mineText;
-      const theirsBox = h("textarea", { id: theirsId, readonly: true, rows: "3" });
-      theirsBox.value = theirsNode ? theirs : "(deleted)";
-      const box = element.querySelector(".node-conflict");
-      box.replaceChildren(
-        h("p", { role: "alert", text: `${id} was changed in version ${theirsNode ? theirsNode.version : current} while you edited version ${details.base_version}.` }),
-        h("div", { class: "side-by-side" },
-          h("div", {}, h("label", { for: mineId, text: `Your params of ${id}` }), mineBox),
-          h("div", {}, h("label", { for: theirsId, text: `Current params of ${id} (v${current})` }), theirsBox)),
-        h("div", { class: "row" },
-          theirsNode ? h("button", { type: "button", class: "primary", onclick: () => this.saveNode(id, mineText, current) }, `Keep my ${id} on top of latest`) : null,
-          h("button", { type: "button", onclick: () => this.openFlow() }, `Take their ${id}`)),
-      );
-      box.hidden = false;
-    }
-  }
-
-  async runFlow(text) {
-    const status = document.getElementById("flow-run-status");
-    const button = document.getElementById("flow-run");
-    button.disabled = true;
-    try {
-      const run = await this.api.post(`/artifacts/${this.view.artifact.id}/flow/runs/`, { inputs: text ? { text } : {} });
-      this.view.run = run.id;
-      const seen = this.runs.get(run.id) || { nodes: new Map(), status: null };
-      this.runs.set(run.id, seen);
-      for (const node of run.nodes || []) {
-        const nodeId = node.node_id || node.node;
-        this.nodeStatus(nodeId, node.status);
-        const known = seen.nodes.get(nodeId); // events may arrive before this answer: they are newer
-        if (known) this.nodeStatus(nodeId, known.status, known.detail);
-      }
-      const waiting = run.card && run.card.status === "open" ? ` — approve its ${run.cost} credits on the quote card in the chat` : "";
-      status.textContent = `Run #${run.id}: ${seen.status || run.status}${waiting}`;
-      status.dataset.run = String(run.id);
-      status.dataset.runStatus = seen.status || run.status;
-    } catch (error) {
-      status.textContent = error.message;
-    } finally {
-      button.disabled = false;
-    }
-  }
-
-  /** The re-run button shows while the viewed run has stale nodes (an input they were made from changed). */
-  showRerun(seen) {
-    const button = document.getElementById("flow-rerun");
-    if (!button) return;
-    const stale = [...seen.nodes].filter(([, known]) => known.status === "stale").map(([id]) => id);
-    button.hidden = stale.length === 0;
-    button.textContent = `Re-run the stale nodes (${stale.join(", ")})`;
-  }
-
-  async rerunStale() {
-    const status = document.getElementById("flow-run-status");
-    const button = document.getElementById("flow-rerun");
-    button.disabled = true;
-    try {
-      const run = await this.api.post(`/flow-runs/${this.view.run}/rerun-stale/`, {});
-      const seen = this.runs.get(run.id);
-      for (const node of run.nodes || []) {
-        const nodeId = node.node_id || node.node;
-        if (seen.nodes.get(nodeId)?.status === "stale") seen.nodes.set(nodeId, { status: node.status, detail: "" });
-        this.nodeStatus(nodeId, seen.nodes.get(nodeId)?.status || node.status, seen.nodes.get(nodeId)?.detail || "");
-      }
-      const waiting = run.card && run.card.status === "open" ? ` — approve its ${run.cost} credits on the quote card in the chat` : "";
-      status.textContent = `Run #${run.id}: re-running — ${seen.status || run.status}${waiting}`;
-      this.showRerun(seen);
-    } catch (error) {
-      status.textContent = error.message;
-    } finally {
-      button.disabled = false;
-    }
-  }
-
-  nodeStatus(nodeId, status, detail = "") {
-    const badge = viewerBody().querySelector(`[data-node="${CSS.escape(nodeId || "")}"] .node-status`);
-    if (!badge) return;
-    badge.textContent = detail ? `${status}: ${detail}` : status;
-    badge.dataset.nodeStatus = status;
+  openFlow() {
+    return this.flowEditor.open();
   }
 
   flowEvent(kind, data) {
-    // Remember every run's latest statuses: a run's first events can arrive before the POST that started it answers.
-    const seen = this.runs.get(data.run) || { nodes: new Map(), status: null };
-    this.runs.set(data.run, seen);
-    let detail = "";
-    if (kind === "flow.node") {
-      const output = data.output ? Object.values(data.output).filter((v) => v !== null && v !== undefined).join(" ").slice(0, 80) : "";
-      detail = data.error ? data.error.message || data.error.code || "" : output;
-      seen.nodes.set(data.node, { status: data.status, detail });
-    } else if (kind === "flow.stale") {
-      for (const node of data.nodes || []) seen.nodes.set(node, { status: "stale", detail: "made from an input that has changed" });
-    } else {
-      seen.status = data.status;
-    }
-    if (!this.view || this.view.artifact.id !== data.artifact || this.view.artifact.kind !== "flow") return;
-    if (this.view.run !== data.run) return;
-    this.showRerun(seen);
-    if (kind === "flow.node") {
-      this.nodeStatus(data.node, data.status, detail);
-    } else if (kind === "flow.stale") {
-      for (const node of data.nodes || []) this.nodeStatus(node, "stale", "made from an input that has changed");
-    } else {
-      const status = document.getElementById("flow-run-status");
-      status.textContent = `Run #${data.run}: ${data.status}`;
-      status.dataset.runStatus = data.status;
-    }
+    this.flowEditor.flowEvent(kind, data);
   }
 }

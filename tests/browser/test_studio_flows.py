@@ -40,7 +40,8 @@ def test_it_edits_a_flow_resolves_a_node_conflict_and_runs_it_with_per_node_stat
     # then its nodes and edges are shown, each node with its params as JSON
     nodes = page.locator("#viewer-body .node")
     expect(nodes).to_have_count(3)
-    expect(page.locator("#viewer-body .edges li")).to_have_text(["input → tagline", "tagline → end"])
+    expect(page.locator("#viewer-body .edges .edge-text")).to_have_text(["input → tagline", "tagline → end"])
+    page.get_by_text("Advanced JSON of tagline").click()  # the form is built from the schema; JSON for integrators
     tagline = page.get_by_label("Params of tagline (JSON)")
     assert json.loads(tagline.input_value()) == {"prompt": "Write a short tagline for {input}"}
     shoot(page, "10-flow-created")
