@@ -139,3 +139,138 @@ def test_it_builds_a_three_node_flow_on_an_empty_canvas_runs_it_and_shows_each_o
     expect(end.locator(".node-text")).to_contain_text(written[:20])
     shoot(page, "editor-run-done")
     assert page.js_errors == []
+
+
+def test_two_pages_edit_different_nodes_at_once_and_both_edits_land_live(studio, page):
+    from workspace.flows.authoring import flow_create
+
+    graph = {
+        "nodes": {
+            "input": {"type": "text_input", "params": {"default": "a retro brand poster"}},
+            "tagline": {"type": "generate_text", "params": {"prompt": "Write a short tagline for {input}"}},
+            "end": {"type": "finish"},
+        },
+        "edges": [["input", "tagline"], ["tagline", "end"]],
+        "start": "input",
+    }
+    flow = flow_create(workspace_id=studio.workspace.pk, title="Shared Flow", graph=graph)
+
+    # given the same Flow open in two pages
+    log_in(page, studio)
+    other = page.context.new_page()
+    other.goto(f"{studio.url}/")
+    other.locator("#connection[data-state='live']").wait_for()
+    for each in (page, other):
+        each.locator(f".tile[data-artifact='{flow.pk}'] .tile-open").click()
+        expect(each.locator(".node[data-node='tagline']")).to_be_visible()
+
+    # when the first starts editing the input's default text, and the second saves the tagline's prompt meanwhile
+    page.locator(".node[data-node='input']").get_by_label("Default text").fill("a sunset soda can")
+    tagline = other.locator(".node[data-node='tagline']")
+    tagline.get_by_label("Prompt", exact=True).fill("Write a playful tagline for {input}")
+    tagline.get_by_role("button", name="Save tagline").click()
+    expect(other.locator("#flow-run-status")).to_have_text("Saved tagline as version 2")
+
+    # then the first page shows the other's edit live, keeping its own unsaved text on the node it edits
+    expect(page.locator(".node[data-node='tagline']").get_by_label("Prompt", exact=True)).to_have_value(
+        "Write a playful tagline for {input}"
+    )
+    expect(page.locator(".node[data-node='input']").get_by_label("Default text")).to_have_value("a sunset soda can")
+    expect(page.locator(".node[data-node='input']")).to_have_attribute("data-dirty", "true")
+
+    # when the first saves its node: it lands on top, as version 3, and the second sees it live
+    page.get_by_role("button", name="Save input").click()
+    expect(page.locator("#flow-run-status")).to_have_text("Saved input as version 3")
+    expect(other.locator(".node[data-node='input']").get_by_label("Default text")).to_have_value("a sunset soda can")
+    latest = _graph(flow.pk)
+    assert latest["nodes"]["input"]["params"] == {"default": "a sunset soda can"}
+    assert latest["nodes"]["tagline"]["params"] == {"prompt": "Write a playful tagline for {input}"}
+    shoot(page, "editor-two-pages")
+    assert page.js_errors == []
+
+
+def _choose(page, label: str, text: str) -> None:
+    """Pick an option of a select with the keyboard alone: focus it, type the option's first letters."""
+    select = page.get_by_label(label, exact=True)
+    select.focus()
+    page.keyboard.type(text)
+    expect(select.locator("option:checked")).to_contain_text(text)
+
+
+def test_it_builds_an_image_flow_with_the_keyboard_alone_and_runs_it_through_its_quote_card(studio, page):
+    from workspace.models import Artifact, FlowRun
+
+    # given a person whose every paid step asks first (0 credits without asking)
+    log_in(page, studio)
+    page.get_by_label("Per request, up to (credits)").fill("0")
+    page.get_by_role("button", name="Save limits").click()
+    page.get_by_label("Flow from").focus()
+    page.keyboard.type("an empty")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # New Flow
+    expect(page.locator("#flow-empty")).to_be_visible()
+    artifact_id = int(page.locator("#viewer").get_attribute("data-artifact"))
+
+    # when they add a text input, an image node and a finish node with the keyboard
+    for option, node_id in (("Text input", "input"), ("Generate image", "image"), ("Finish", "end")):
+        _choose(page, "Node type", option)
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")  # Add node
+        expect(page.locator(f".node[data-node='{node_id}']")).to_be_visible()
+        # the focus lands on the new node (its move grip), which the arrow keys move
+        assert page.evaluate("document.activeElement.getAttribute('aria-label')") == f"Move {node_id} (arrow keys)"
+
+    # and wire them with the Connect form
+    for a, b in (("input", "image"), ("image", "end")):
+        _choose(page, "Output of", a)
+        page.keyboard.press("Tab")
+        _choose(page, "into the input of", b)
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")  # Connect
+        expect(page.locator(f".edges li[data-edge='{a}>{b}']")).to_be_visible()
+
+    # a wrong wire (an image into a text input is impossible; an image out of the finish too) is refused
+    _choose(page, "Output of", "end")
+    page.keyboard.press("Tab")
+    _choose(page, "into the input of", "image")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("#flow-problem")).to_contain_text("Wire refused: end is a Finish node")
+
+    # when they choose the image's format in its form and save it, all with the keyboard
+    image = page.locator(".node[data-node='image']")
+    image.get_by_label("Format", exact=True).focus()
+    page.keyboard.type("square")
+    image.get_by_role("button", name="Save image").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#flow-run-status")).to_contain_text("Saved image as version")
+    assert _graph(artifact_id)["nodes"]["image"]["params"] == {"prompt": "{input}", "format": "square"}
+
+    # when they run it: the run waits on a quote card in the chat, which they approve
+    page.get_by_label("Input text").focus()
+    page.keyboard.type("a lemon soda can on a sunny beach")
+    page.keyboard.press("Enter")
+    expect(page.locator("#flow-run-status")).to_contain_text("approve its")
+    card = page.locator(".task-card[data-status='open']:has(button[data-action='approve'])")
+    expect(card).to_be_visible(timeout=30_000)
+    shoot(page, "editor-quote")
+    card.locator("button[data-action='approve']").focus()
+    page.keyboard.press("Enter")
+
+    # then the nodes light up to done, and the image node shows its picture, linked to the artifact
+    expect(page.locator(".node[data-node='end'] .node-status")).to_have_attribute(
+        "data-node-status", "done", timeout=90_000
+    )
+    run = wait_until(
+        lambda: FlowRun.objects.filter(artifact_id=artifact_id, status="done").first(), timeout=30, what="run"
+    )
+    made = Artifact.objects.get(pk=run.nodes.get(node_id="image").output["artifact"])
+    thumb = image.locator(".node-output .node-thumb")
+    expect(thumb.locator("img")).to_be_visible()
+    expect(thumb).to_contain_text(f"Open {made.title}")
+    expect(page.locator(".node[data-node='end'] .node-thumb")).to_have_count(1)
+    shoot(page, "editor-image-run")
+    thumb.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#viewer")).to_have_attribute("data-artifact", str(made.pk))
+    assert page.js_errors == []
