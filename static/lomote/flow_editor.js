@@ -121,7 +121,13 @@ export class FlowEditor {
     const ids = Object.keys(this.view.graph.nodes || {});
     const from = h("select", { id: "flow-connect-from" }, ...ids.map((id) => h("option", { value: id, text: id })));
     const to = h("select", { id: "flow-connect-to" }, ...ids.map((id) => h("option", { value: id, text: id })));
-    if (ids.length > 1) to.value = ids[1];
+    // Offered first: a node that gives something and feeds nothing yet, into one that takes and has no input yet.
+    const { nodes, edges = [] } = this.view.graph;
+    const gives = ids.filter((id) => this.types.get(nodes[id].type)?.outputs.length && !edges.some(([a]) => a === id));
+    const takes = ids.filter((id) => this.types.get(nodes[id].type)?.inputs.length && !edges.some(([, b]) => b === id));
+    if (gives.length) from.value = gives[0];
+    const target = takes.find((id) => id !== from.value);
+    if (target) to.value = target;
     const undo = this.view.undo;
     return h("div", { class: "flow-toolbar" },
       h("form", { class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.rename(title.value); } },
@@ -533,12 +539,12 @@ export class FlowEditor {
     if (written) document.getElementById("flow-run-status").textContent = `Saved ${id} as version ${written.version}`;
   }
 
-  async rename(title) {
+  async rename(title, { undoable = true } = {}) {
     const { artifact } = this.view;
     const before = artifact.title;
     try {
       await this.api.patch(`/artifacts/${artifact.id}/`, { title });
-      this.view.undo = { label: `renamed to “${title}”`, rename: before };
+      this.view.undo = undoable ? { label: `renamed to “${title}”`, rename: before } : null;
       await this.canvas.refreshTile(artifact.id);
       document.getElementById("viewer-title").replaceChildren(h("bdi", { text: title }), " (flow)");
       await this.open({ live: true });
@@ -554,8 +560,7 @@ export class FlowEditor {
     if (!last) return;
     this.view.undo = null;
     if (last.rename !== undefined) {
-      await this.rename(last.rename);
-      this.view.undo = null;
+      await this.rename(last.rename, { undoable: false });
     } else {
       await this.edit(last.body, { label: `undid ${last.label}` });
     }

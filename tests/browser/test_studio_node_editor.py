@@ -138,6 +138,15 @@ def test_it_builds_a_three_node_flow_on_an_empty_canvas_runs_it_and_shows_each_o
     assert not written.startswith("Write")
     expect(end.locator(".node-text")).to_contain_text(written[:20])
     shoot(page, "editor-run-done")
+
+    # when they start another Flow from a template, it is stored as their own Flow and opens on the canvas
+    page.get_by_label("Flow from").select_option(label="the template “A poster series from a brief”")
+    page.get_by_role("button", name="New Flow").click()
+    expect(page.locator("#viewer-title")).to_contain_text("A poster series from a brief")
+    template_flow = Artifact.objects.filter(workspace=studio.workspace, kind="flow").exclude(pk=artifact_id).get()
+    expect(page.locator("#viewer-body .node")).to_have_count(len(_graph(template_flow.pk)["nodes"]))
+    expect(page.locator("#flow-board .wire")).to_have_count(len(_graph(template_flow.pk)["edges"]))
+    shoot(page, "editor-template")
     assert page.js_errors == []
 
 
