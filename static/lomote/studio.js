@@ -539,7 +539,9 @@ class Studio {
     const finished = FINISHED.includes(data.status);
     entry.bar.value = finished && data.status === "succeeded" ? 100 : data.progress || 0;
     entry.element.dataset.status = data.status;
-    entry.label.textContent = `${data.kind || "generation"} #${data.job} for ${this.taskLabel(data.task)}: ${data.status}${finished ? "" : ` ${data.progress || 0}%`}`;
+    // A job no task asked for (a Flow run's, or one an integrator submitted) is named alone.
+    const forWhom = data.task ? ` for ${this.taskLabel(data.task)}` : "";
+    entry.label.textContent = `${data.kind || "generation"} #${data.job}${forWhom}: ${data.status}${finished ? "" : ` ${data.progress || 0}%`}`;
   }
 
   // --- the event log ------------------------------------------------------------------------------------
