@@ -165,7 +165,8 @@ def sources_rank(
         evidence = float(meaning[i] + GLOSS_WEIGHT * fit[i] + weight * timely + NAMED_BONUS * named(text, c))
         if evidence >= MIN_EVIDENCE:
             scored.append((c, evidence + OWN_BONUS * c.uploaded))
-    return sorted(scored, key=lambda pair: (-pair[1], pair[0].age_seconds, -pair[0].id))
+    # Scores equal up to float noise (the same words encoded in another batch) are a tie: the newer file wins.
+    return sorted(scored, key=lambda pair: (-round(pair[1], 6), pair[0].age_seconds, -pair[0].id))
 
 
 def source_read(text: str, candidates: list[Candidate], encoder: Encoder | None = None) -> SourceReading:
