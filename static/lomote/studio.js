@@ -381,26 +381,45 @@ class Studio {
     // One the person went on talking to (a message routed to it after the request that made it) joins the list,
     // as does a promoted one (task.promoted): it is a conversation now, and the place to see it is here.
     const tasks = [...this.tasks.values()].filter((t) => t.kind === "persistent" || this.talkedTo.has(t.id)).sort((a, b) => b.id - a.id);
-    const focused = taskList.contains(document.activeElement) ? document.activeElement.closest("[data-task]")?.dataset.task : null;
     const opened = this.taskPanel?.taskId;
-    taskList.replaceChildren(
-      ...tasks.map((task) => {
-        const done = (task.checklist || []).filter((i) => i.status === "done").length;
-        const total = (task.checklist || []).length;
-        return h(
-          "li",
-          { class: "task", "data-task": String(task.id), "data-status": task.status },
-          h("button", {
-            type: "button", class: "link task-open task-title", "aria-controls": "task-detail", "aria-expanded": String(opened === task.id),
-            onclick: () => this.taskPanel.open(task.id).catch((e) => this.error(e)),
-          }, `#${task.id} `, h("bdi", { text: task.title })),
-          h("span", { class: `badge ${task.status}`, text: task.status }),
-          task.stop_reason ? h("span", { class: "reason", text: task.stop_reason.replaceAll("_", " ") }) : null,
-          total ? h("span", { class: "reason", text: `${done}/${total} done` }) : null,
-        );
-      }),
+    // Rows are kept and updated in place, keyed by task: events arrive while a person clicks, and a row rebuilt
+    // between the press and the release of a click would swallow it (and lose the keyboard focus).
+    const rows = new Map([...taskList.children].map((li) => [Number(li.dataset.task), li]));
+    const wanted = tasks.map((task) => {
+      const li = rows.get(task.id) || this.taskRow(task);
+      rows.delete(task.id);
+      const done = (task.checklist || []).filter((i) => i.status === "done").length;
+      const total = (task.checklist || []).length;
+      li.dataset.status = task.status;
+      const open = li.querySelector(".task-open");
+      open.setAttribute("aria-expanded", String(opened === task.id));
+      open.querySelector("bdi").textContent = task.title;
+      const badge = li.querySelector(".badge");
+      badge.className = `badge ${task.status}`;
+      badge.textContent = task.status;
+      li.querySelector(".task-stop").textContent = task.stop_reason ? task.stop_reason.replaceAll("_", " ") : "";
+      li.querySelector(".task-progress").textContent = total ? `${done}/${total} done` : "";
+      return li;
+    });
+    rows.forEach((li) => li.remove());
+    wanted.forEach((li, index) => {
+      if (taskList.children[index] !== li) taskList.insertBefore(li, taskList.children[index] || null);
+    });
+  }
+
+  /** A task's row in the list: its title opens its detail; status, stop reason and progress are filled in later. */
+  taskRow(task) {
+    return h(
+      "li",
+      { class: "task", "data-task": String(task.id) },
+      h("button", {
+        type: "button", class: "link task-open task-title", "aria-controls": "task-detail",
+        onclick: () => this.taskPanel.open(task.id).catch((e) => this.error(e)),
+      }, `#${task.id} `, h("bdi")),
+      h("span", { class: "badge" }),
+      h("span", { class: "reason task-stop" }),
+      h("span", { class: "reason task-progress" }),
     );
-    if (focused) taskList.querySelector(`[data-task='${focused}'] .task-open`)?.focus();
   }
 
   // --- cards --------------------------------------------------------------------------------------------

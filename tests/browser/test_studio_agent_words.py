@@ -61,6 +61,7 @@ def test_a_task_conversation_shows_the_agent_beside_the_checklist(studio, page):
     page.get_by_label("Message to Main").fill("Make a series of 3 posters for our jazz night on Friday")
     page.keyboard.press("Enter")
     expect(page.locator("#tasks .task")).to_have_count(1, timeout=30_000)
+    row = page.locator("#tasks .task").element_handle()
     expect(page.locator(".msg.agent").first).to_be_visible(timeout=30_000)
     task = Task.objects.get(workspace=studio.workspace, kind=TaskKind.PERSISTENT)
 
@@ -68,6 +69,9 @@ def test_a_task_conversation_shows_the_agent_beside_the_checklist(studio, page):
     page.locator(f"#tasks [data-task='{task.pk}'] .task-open").click()
     detail = page.locator("#task-detail")
     expect(detail.locator(".task-checklist li")).to_have_count(3, timeout=30_000)
+    # and the row clicked is the one first shown: the task's events update it in place, never rebuild it under a click
+    expect(page.locator(f"#tasks [data-task='{task.pk}'] .task-progress")).to_contain_text("/3 done")
+    assert row.evaluate("li => li.isConnected"), "the task's row was rebuilt by an event"
     conversation = detail.locator(".task-messages > li")
     expect(conversation.first).to_have_class("msg person")
     expect(detail.locator(".task-messages .msg.agent").first).to_be_visible()
