@@ -106,13 +106,11 @@ def websocket_app():
 
 
 def warm_up_search() -> None:
-    """Load the offline embedding model in the background as the server starts (1.5–3 s): the first message
-    routed or artifact searched would otherwise wait for it inside its request."""
-    import threading
+    """Load the offline embedding model and the classifiers that read words in the background as the server starts:
+    the first message routed or artifact searched would otherwise wait for them inside its request."""
+    from lomote.understanding.warm import warm_up_in_background
 
-    from workspace.search.embedders import offline_embedder
-
-    threading.Thread(target=offline_embedder, name="search-warm-up", daemon=True).start()
+    warm_up_in_background()
 
 
 leave_form_bodies_to_django()

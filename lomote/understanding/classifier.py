@@ -14,13 +14,14 @@ into clauses at punctuation and at the joining words of languages.CLAUSE_JOINERS
 each clause by meaning: the answer is the whole sentence's label plus every label a clause reads with at least the
 (higher) clause threshold.
 
-Training is deterministic (lbfgs, fixed random_state) and takes well under a second per decision; it happens once
-per process, on first use.
+Training is deterministic (lbfgs, fixed random_state) and takes one or two seconds per decision on a quiet machine;
+it happens once per bank, model and code, and is kept on disk (fitted.py): other processes read it from there.
 """
 
 import re
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sparse
@@ -30,6 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from lomote.understanding.banks import ASK, Bank, bank_load, thresholds_load
 from lomote.understanding.encoder import Encoder, EncoderUnavailable, encode_cached, encoder_current, encoder_default
+from lomote.understanding.fitted import digest, fitted
 from lomote.understanding.languages import CLAUSE_JOINERS
 from lomote.understanding.normalise import fold, meaningful, normalise
 
@@ -41,6 +43,8 @@ NGRAMS = (2, 5)  # character n-grams inside word boundaries: stems and endings i
 PAIR_WEIGHT = 1.0  # word pairs ("too bright", "trop froid") carry polarity; chosen on train (0 and 2 do worse)
 NGRAM_WEIGHT = 2.0  # the n-gram block's scale beside the unit encoder row (measured on train: 0.5 and 1.0 do worse)
 RANKING_SIZE = 4
+# The modules a fit depends on besides the bank: a change to any of them fits again (see fitted.py).
+_FIT_CODE = tuple(Path(__file__).parent / name for name in ("classifier.py", "normalise.py", "encoder.py"))
 MIN_CLAUSE_CHARS = 3
 
 # Compared without case but with accents: Spanish "más" (more) is not Portuguese "mas" (but).
@@ -81,21 +85,27 @@ class Classifier:
         self.threshold = threshold
         self.clause_threshold = clause_threshold
         self.encoder = encoder
-        self.ngrams = TfidfVectorizer(analyzer="char_wb", ngram_range=NGRAMS, sublinear_tf=True, preprocessor=fold)
-        self.ngrams.fit(bank.texts)
-        self.pairs = TfidfVectorizer(analyzer="word", ngram_range=(2, 2), sublinear_tf=True, preprocessor=fold)
-        self.pairs.fit(bank.texts)
-        rows = encode_cached(encoder, list(bank.texts))
-        features = self.features(list(bank.texts), rows)
-        self.model = LogisticRegression(C=REGULARISATION, max_iter=3000, random_state=0)
-        with threadpool_limits(limits=1):  # one BLAS thread: workers share two cores, and results stay the same
-            self.model.fit(features, np.asarray(bank.labels))
+        key = digest([bank.decision, encoder.model_id, *bank.texts, "\x1f", *bank.labels], _FIT_CODE)
+        self.ngrams, self.pairs, self.model, dims = fitted(bank.decision, key, self._fit)
         self.classes: list[str] = [str(label) for label in self.model.classes_]
         # The weights split per feature block: a message is scored without stacking its blocks into one matrix
         # (the stacking cost more than the scoring).
-        dims, grams = rows.shape[1], len(self.ngrams.vocabulary_)
+        grams = len(self.ngrams.vocabulary_)
         coef = self.model.coef_
         self._weights = (coef[:, :dims].T, coef[:, dims : dims + grams].T, coef[:, dims + grams :].T)
+
+    def _fit(self) -> tuple[TfidfVectorizer, TfidfVectorizer, LogisticRegression, int]:
+        """The bank's vectorizers and model, and the encoder's row width (kept on disk by `fitted`)."""
+        texts = list(self.bank.texts)
+        self.ngrams = TfidfVectorizer(analyzer="char_wb", ngram_range=NGRAMS, sublinear_tf=True, preprocessor=fold)
+        self.ngrams.fit(texts)
+        self.pairs = TfidfVectorizer(analyzer="word", ngram_range=(2, 2), sublinear_tf=True, preprocessor=fold)
+        self.pairs.fit(texts)
+        rows = encode_cached(self.encoder, texts)
+        model = LogisticRegression(C=REGULARISATION, max_iter=3000, random_state=0)
+        with threadpool_limits(limits=1):  # one BLAS thread: workers share two cores, and results stay the same
+            model.fit(self.features(texts, rows), np.asarray(self.bank.labels))
+        return self.ngrams, self.pairs, model, rows.shape[1]
 
     def features(self, texts: list[str], rows: np.ndarray) -> sparse.csr_matrix:
         blocks = [sparse.csr_matrix(rows), NGRAM_WEIGHT * self.ngrams.transform(texts)]

@@ -12,16 +12,17 @@ import functools
 import re
 import threading
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
-import yaml
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import FeatureUnion, make_pipeline
 from threadpoolctl import threadpool_limits
 
-from lomote.understanding.banks import BANKS, BankInvalid, bank_load, cases_load
+from lomote.understanding.banks import BANKS, BankInvalid, bank_load, cases_load, yaml_read
 from lomote.understanding.classifier import DECISIONS
+from lomote.understanding.fitted import digest, fitted
 from lomote.understanding.languages import LANGUAGES
 from lomote.understanding.normalise import normalise
 
@@ -47,7 +48,7 @@ def corpus(decisions: tuple[str, ...]) -> tuple[list[str], list[str]]:
         bank = bank_load(name)
         texts += bank.texts
         languages += bank.languages
-    for language, sentences in (yaml.safe_load(EXTRA.read_text(encoding="utf-8")) or {}).items():
+    for language, sentences in (yaml_read(EXTRA) or {}).items():
         if language not in LANGUAGES:
             raise BankInvalid(f"{EXTRA.name}: unknown language {language!r}")
         texts += [str(sentence) for sentence in sentences]
@@ -57,8 +58,13 @@ def corpus(decisions: tuple[str, ...]) -> tuple[list[str], list[str]]:
 
 @functools.cache
 def identifier():
-    """The trained pipeline, once per process (a fraction of a second on the banks)."""
+    """The trained pipeline: fitted once per banks and code (a few seconds), kept on disk (fitted.py)."""
     texts, languages = corpus(DECISIONS)
+    key = digest([*texts, "\x1f", *languages], [Path(__file__)])
+    return fitted("language", key, lambda: _fit(texts, languages))
+
+
+def _fit(texts: list[str], languages: list[str]):
     features = FeatureUnion(
         [
             ("chars", TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 4), sublinear_tf=True, lowercase=False)),

@@ -33,7 +33,7 @@ import numpy as np
 import yaml
 from scipy.optimize import minimize
 
-from lomote.understanding.banks import bank_load
+from lomote.understanding.banks import bank_load, yaml_read
 from lomote.understanding.classifier import decision_get
 from lomote.understanding.encoder import Encoder, encoder_default
 from lomote.understanding.normalise import fold
@@ -265,7 +265,7 @@ class Weights:
 
 @functools.cache
 def weights_load() -> Weights:
-    data = yaml.safe_load(WEIGHTS.read_text(encoding="utf-8"))
+    data = yaml_read(WEIGHTS)
     coef = tuple(float(data["coef"][name]) for name in FEATURES)
     return Weights(coef, float(data.get("threshold", DEFAULT_THRESHOLD)), float(data.get("margin", 0.0)))
 

@@ -28,9 +28,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import yaml
 
-from lomote.understanding.banks import BANKS
+from lomote.understanding.banks import BANKS, yaml_read
 from lomote.understanding.classifier import decide
 from lomote.understanding.encoder import Encoder, encoder_default
 from lomote.understanding.normalise import fold
@@ -102,7 +101,7 @@ class SourceReading:
 
 @functools.cache
 def glosses() -> dict[str, str]:
-    data = yaml.safe_load((BANKS / "source.yaml").read_text(encoding="utf-8"))
+    data = yaml_read(BANKS / "source.yaml")
     return {str(label): str(text) for label, text in (data.get("glosses") or {}).items()}
 
 

@@ -22,14 +22,15 @@ import threading
 import time
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
-import yaml
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
-from lomote.understanding.banks import BANKS, EVAL, SPLITS, BankInvalid
+from lomote.understanding.banks import BANKS, EVAL, SPLITS, BankInvalid, yaml_read
+from lomote.understanding.fitted import digest, fitted
 from lomote.understanding.languages import LANGUAGES
 from lomote.understanding.normalise import fold, normalise
 
@@ -66,7 +67,7 @@ def _parse(line: str, language: str, split: str, path: str) -> Example:
 def examples_load(which: str = "bank") -> tuple[Example, ...]:
     """The bank's exemplars (`which="bank"`) or the labelled set's cases (`which="eval"`), in file order."""
     path = (BANKS if which == "bank" else EVAL) / "subject.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml_read(path)
     groups = [("train", data["exemplars"])] if which == "bank" else [(s, data.get(s) or {}) for s in SPLITS]
     found = []
     for split, by_language in groups:
@@ -240,11 +241,14 @@ _lock = threading.Lock()
 
 
 def tagger_get() -> SubjectTagger:
-    """The tagger, trained once per process on first use (well under a second)."""
+    """The tagger, trained on first use once per bank and code (a second or two), kept on disk (fitted.py)."""
     global _tagger
     with _lock:
         if _tagger is None:
-            _tagger = SubjectTagger(examples_load("bank"))
+            examples = examples_load("bank")
+            code = [Path(__file__), Path(__file__).with_name("normalise.py")]
+            key = digest([repr(example) for example in examples], code)
+            _tagger = fitted("subject", key, lambda: SubjectTagger(examples))
         return _tagger
 
 

@@ -439,7 +439,18 @@ class Studio {
 
   showCard(card) {
     const existing = this.cards.get(card.id);
+    // The same card fetched again (its event, a reload of the list) is left as it is: rebuilding it would swallow
+    // a click in progress and drop what the person was typing in its field.
+    const signature = JSON.stringify(card);
+    if (existing && existing.dataset.signature === signature) return;
     const element = this.renderCard(card);
+    element.dataset.signature = signature;
+    if (existing && card.status === "open") {
+      existing.querySelectorAll("input[id]").forEach((input) => {
+        const kept = element.querySelector(`#${CSS.escape(input.id)}`);
+        if (kept && input.value) kept.value = input.value;
+      });
+    }
     // A card is re-rendered when its event arrives (possibly just after another panel focused it): the keyboard
     // stays where it was — the same control of the new element, else its heading.
     const active = existing?.contains(document.activeElement) ? document.activeElement : null;
@@ -527,7 +538,9 @@ class Studio {
     if (hadFocus) element.querySelector(".card-title")?.focus();
     try {
       for (const button of element.querySelectorAll("button")) button.disabled = true;
-      this.showCard(await this.api.post(`/cards/${card.id}/actions/`, body));
+      const answered = await this.api.post(`/cards/${card.id}/actions/`, body);
+      delete element.dataset.signature; // its buttons are disabled: the answer is always drawn afresh
+      this.showCard(answered);
       // Keep the keyboard user where they were: on the (now resolved) card.
       if (hadFocus) this.cards.get(card.id)?.querySelector(".card-title")?.focus();
     } catch (error) {
