@@ -12,8 +12,10 @@ Usage: `python -m bench.understanding_bench [--messages 200] [--min-heldout 95] 
 """
 
 import argparse
+import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -59,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-ms", type=float, default=20.0, help="median ms per message, every decision")
     parser.add_argument("--max-seconds", type=float, default=60.0, help="training + evaluation, every decision")
     args = parser.parse_args(argv)
+    # Training measured for real: an empty store, not the fits a previous process kept (lomote/understanding/fitted.py).
+    os.environ["LOMOTE_UNDERSTANDING_CACHE"] = tempfile.mkdtemp(prefix="lomote-understanding-bench-")
 
     print(f"understanding: {len(DECISIONS)} decisions ({', '.join(DECISIONS)})")
     started = time.monotonic()
