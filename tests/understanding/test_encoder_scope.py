@@ -31,7 +31,9 @@ class Endpoint:
 
 
 @pytest.fixture
-def endpoint():
+def endpoint(tmp_path, monkeypatch):
+    # An empty store of fitted classifiers: these tests see the bank encoded through the endpoint to train on.
+    monkeypatch.setenv("LOMOTE_UNDERSTANDING_CACHE", str(tmp_path / "fitted"))
     return Endpoint()
 
 
