@@ -35,7 +35,7 @@ from lomote.understanding.fitted import digest, fitted
 from lomote.understanding.languages import CLAUSE_JOINERS
 from lomote.understanding.normalise import fold, meaningful, normalise
 
-DECISIONS = ("kind", "edit", "route_act", "source", "source_time", "text_form")
+DECISIONS = ("kind", "edit", "route_act", "source", "source_time", "text_form", "memory_about")
 DEFAULT_THRESHOLD = 0.5  # used until thresholds.yaml names one for the decision
 DEFAULT_CLAUSE_THRESHOLD = 0.8  # a clause's label joins the answer from this probability (multi-label decisions)
 REGULARISATION = 8.0  # LogisticRegression's C: unit 512-dim rows need a light penalty to separate paraphrases

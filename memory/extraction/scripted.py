@@ -1,7 +1,8 @@
-"""The embedded extractor: rules over the sentence structure of explicit statements, in English and French.
+"""The embedded extractor: rules over the sentence structure of explicit statements in English and French, and the
+understanding layer's reading by meaning for what a business is, where and for whom.
 
-It is not a model and does not pretend to understand. It reads each sentence of the evidence on its own and
-recognises five shapes; anything else yields nothing (a question, a request for work, feedback on the work at
+It is not a language model. It reads each sentence of the evidence on its own and recognises six shapes; anything
+else yields nothing (a question, a request for work, feedback on the work at
 hand, a statement it cannot parse):
 
 1. **Taste** — a speaker, then a verb of taste, then what they mean: "I prefer serif fonts", "we love warm
@@ -24,6 +25,13 @@ hand, a statement it cannot parse):
    brand's main colour is blue". → a preference with that memory's subject, marked `adds`: memory merges it
    into the existing version instead of replacing it.
 
+6. **Who, where, for whom** — read by meaning, in every language the understanding layer knows, when no shape
+   above reads the sentence: the `memory_about` decision (lomote/understanding/banks/memory_about.yaml) tells a
+   business's name or trade ("I run a small ceramics studio called Terre & Feu", "nous sommes une boulangerie
+   appelée Le Fournil", "it's now called Feu Sacré"), its place ("we are based in Lyon") or its customers from
+   everything else. → a *fact* of the workspace under the label's subject ("business name", "business location",
+   "audience"), so a new name supersedes the old one.
+
 Each candidate's `subject` is what the statement is about, read from its structure (the noun phrase before
 "is/est", the object of prefer/like, the thing after always/never), in canonical English words (reading.py),
 so a later statement about the same subject — in either language — refines it: "brand main colour", "logo
@@ -33,6 +41,7 @@ position", "title font", "palette". Its `content` is the sentence as the person 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from lomote.understanding import decide
 from memory.extraction import lexicon as lx
 from memory.extraction.reading import (
     STOP,
@@ -52,6 +61,9 @@ MAX_NAMING_WORDS = 8
 
 PREFERENCE, INSTRUCTION, FACT = "preference", "instruction", "fact"
 WORKSPACE, PERSON = "workspace", "person"
+# The understanding layer's `memory_about` labels and the subject each one's statements share ("none" and an
+# abstention make no memory).
+ABOUT_SUBJECTS = {"identity": "business name", "location": "business location", "audience": "audience"}
 
 
 @dataclass(frozen=True)
@@ -153,12 +165,21 @@ def sentence_read(sentence: str, known: Sequence[Known]) -> Reading | None:
         or (_imperative(words, language, allow_pointing=one_off) if loose else None)
     )
     if parse is None:
-        return None if loose else _addition(content, words, known)
+        return None if loose else _addition(content, words, known) or _about(content)
     subject = parse.phrase.subject_text()
     if not subject:
         return None
     kind = INSTRUCTION if one_off else PREFERENCE if rule else parse.kind
     return Reading(content=content, subject=subject, kind=kind, scope=parse.scope, value=parse.value)
+
+
+def _about(content: str) -> Reading | None:
+    """Shape 6, read by meaning: who the business is, where it is, whom it serves — a fact of the workspace under
+    one subject per label, so a later statement of the same kind ("it's now called Feu Sacré") supersedes it."""
+    subject = ABOUT_SUBJECTS.get(decide("memory_about", content).label)
+    if subject is None:
+        return None
+    return Reading(content=content, subject=subject, kind=FACT, scope=WORKSPACE, value=value_words(tokens(content)))
 
 
 def _strip_openers(words: list[str]) -> list[str]:
