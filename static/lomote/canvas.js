@@ -252,7 +252,7 @@ export class Canvas {
   async loadTemplates() {
     try {
       const templates = await this.api.get("/flow-templates/");
-      document.getElementById("new-flow-from").append(...templates.map((t) => h("option", { value: `template:${t.name}`, text: `the template “${t.title || t.name}”` })));
+      document.getElementById("new-flow-from").append(...templates.map((template) => h("option", { value: `template:${template.name}`, text: t("the template “{title}”", { title: template.title || template.name }) })));
     } catch { /* the sample and the empty canvas stay */ }
   }
 

@@ -1,5 +1,5 @@
 // The studio's own words in French, German, Spanish and Portuguese, by their English text (i18n.js says them).
-// Strict JSON between `PHRASES = ` and the final `;`: tests/lomote/test_catalogues.py reads it to check that every
+// Strict JSON after the assignment, up to the final `;`: tests/lomote/test_studio_catalogue.py reads it to check that every
 // key the studio's scripts use has all four languages.
 export const PHRASES = {
   "Your message above, where you chose on Main's question.": {"fr": "Votre message ci-dessus, là où vous l'avez choisi sur la question de Main.", "de": "Deine Nachricht oben, dorthin, wo du es auf Mains Frage gewählt hast.", "es": "Tu mensaje de arriba, donde lo elegiste en la pregunta de Main.", "pt": "A sua mensagem acima, para onde a escolheu na pergunta do Main."},
@@ -387,5 +387,6 @@ export const PHRASES = {
   "image generation": {"fr": "génération d'image", "de": "Bildgenerierung", "es": "generación de imagen", "pt": "geração de imagem"},
   "video generation": {"fr": "génération de vidéo", "de": "Videogenerierung", "es": "generación de vídeo", "pt": "geração de vídeo"},
   "3d generation": {"fr": "génération 3D", "de": "3D-Generierung", "es": "generación 3D", "pt": "geração 3D"},
-  "flow run": {"fr": "exécution de Flow", "de": "Flow-Lauf", "es": "ejecución de Flow", "pt": "execução de Flow"}
+  "flow run": {"fr": "exécution de Flow", "de": "Flow-Lauf", "es": "ejecución de Flow", "pt": "execução de Flow"},
+  "the template “{title}”": {"fr": "le modèle « {title} »", "de": "der Vorlage „{title}“", "es": "la plantilla «{title}»", "pt": "o modelo «{title}»"}
 };

@@ -3,7 +3,7 @@
 // template's words (Django's {% translate %}) and these agree. The server says a task's content (cards, reasons,
 // the agent's words) in the task's language; what the studio adds around it — panels, routes, card controls,
 // resolutions — comes from the catalogue in catalogue.js. A key is the English text; a language without a phrase
-// shows the English one (tests/lomote/test_catalogues.py checks that every key used here has all four). Elements in
+// shows the English one (tests/lomote/test_studio_catalogue.py checks that every key used here has all four). Elements in
 // another language than the page's carry a `lang` attribute (langAttrs), so a screen reader reads them right.
 
 import { PHRASES } from "./catalogue.js";
