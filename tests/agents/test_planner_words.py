@@ -49,3 +49,16 @@ def test_a_task_in_another_language_is_planned_and_asked_in_it(language, brief, 
 def test_an_unknown_language_is_answered_in_english():
     assert _language({"language": "it"}) == "en"
     assert _language({"language": ""}) == "en"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_skeleton_document_is_headed_in_the_tasks_language(language):
+    from agents.scripted.skeleton import DEFAULT_HEADINGS, HEADINGS, skeleton
+    from agents.scripted.skeleton import WORDS as SKELETON_WORDS
+
+    for _words, headings in (*HEADINGS, (None, DEFAULT_HEADINGS)):
+        assert len(headings[language]) == len(headings["en"]), headings
+    assert set(SKELETON_WORDS[language]) == set(SKELETON_WORDS["en"])
+    made = skeleton(title="T", brief="newsletter", lang=language)
+    assert SKELETON_WORDS[language]["unwritten"] in made
+    assert SKELETON_WORDS["en"]["unwritten"] not in made

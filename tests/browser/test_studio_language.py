@@ -117,7 +117,9 @@ def test_a_french_browser_sees_every_panel_in_french_and_can_pick_another_langua
     expect(page.locator("#policy-save")).to_have_text("Enregistrer les limites")
     expect(page.locator("#member-invite-send")).to_have_text("Inviter")
     expect(page.locator("#api-key-create-send")).to_have_text("Créer la clé")
-    expect(page.locator("#message")).to_have_attribute("placeholder", "Demandez des affiches, une vidéo, un changement…")
+    expect(page.locator("#message")).to_have_attribute(
+        "placeholder", "Demandez des affiches, une vidéo, un changement…"
+    )
     expect(page.locator("#balance-available")).to_contain_text("crédits")
     expect(page.locator("#ledger-rows tr").first).to_contain_text("Recharge")
     expect(page.locator("#api-keys")).to_contain_text("Aucune clé pour l'instant.")
