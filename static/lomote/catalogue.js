@@ -388,5 +388,13 @@ export const PHRASES = {
   "video generation": {"fr": "génération de vidéo", "de": "Videogenerierung", "es": "generación de vídeo", "pt": "geração de vídeo"},
   "3d generation": {"fr": "génération 3D", "de": "3D-Generierung", "es": "generación 3D", "pt": "geração 3D"},
   "flow run": {"fr": "exécution de Flow", "de": "Flow-Lauf", "es": "ejecución de Flow", "pt": "execução de Flow"},
-  "the template “{title}”": {"fr": "le modèle « {title} »", "de": "der Vorlage „{title}“", "es": "la plantilla «{title}»", "pt": "o modelo «{title}»"}
+  "the template “{title}”": {"fr": "le modèle « {title} »", "de": "der Vorlage „{title}“", "es": "la plantilla «{title}»", "pt": "o modelo «{title}»"},
+  "3D view of {title}. Arrow keys rotate, plus and minus zoom, Home resets the view.": {"fr": "Vue 3D de {title}. Les flèches font tourner, plus et moins zooment, Début réinitialise la vue.", "de": "3D-Ansicht von {title}. Pfeiltasten drehen, Plus und Minus zoomen, Pos1 setzt die Ansicht zurück.", "es": "Vista 3D de {title}. Las flechas giran, más y menos acercan o alejan, Inicio restablece la vista.", "pt": "Vista 3D de {title}. As setas rodam, mais e menos fazem zoom, Home repõe a vista."},
+  "Loading the 3D model…": {"fr": "Chargement du modèle 3D…", "de": "3D-Modell wird geladen…", "es": "Cargando el modelo 3D…", "pt": "A carregar o modelo 3D…"},
+  "Reset view": {"fr": "Réinitialiser la vue", "de": "Ansicht zurücksetzen", "es": "Restablecer la vista", "pt": "Repor a vista"},
+  "The 3D model could not be shown: {error}": {"fr": "Le modèle 3D n'a pas pu être affiché : {error}", "de": "Das 3D-Modell konnte nicht angezeigt werden: {error}", "es": "No se pudo mostrar el modelo 3D: {error}", "pt": "Não foi possível mostrar o modelo 3D: {error}"},
+  "Showing {count} mesh.": {"fr": "{count} maillage affiché.", "de": "{count} Mesh wird angezeigt.", "es": "Mostrando {count} malla.", "pt": "A mostrar {count} malha."},
+  "Showing {count} meshes.": {"fr": "{count} maillages affichés.", "de": "{count} Meshes werden angezeigt.", "es": "Mostrando {count} mallas.", "pt": "A mostrar {count} malhas."},
+  "Request failed ({status})": {"fr": "La requête a échoué ({status})", "de": "Anfrage fehlgeschlagen ({status})", "es": "La petición falló ({status})", "pt": "O pedido falhou ({status})"},
+  "The upload could not reach the server.": {"fr": "L'envoi n'a pas pu atteindre le serveur.", "de": "Der Upload konnte den Server nicht erreichen.", "es": "La subida no pudo llegar al servidor.", "pt": "O carregamento não conseguiu chegar ao servidor."}
 };
