@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import ngettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
@@ -47,11 +48,15 @@ def login_locked_out(request, original_response=None, credentials=None):
     """What a login form answers while its username or address is locked out (django-axes, lomote/settings.py):
     429, saying why and for how long, with a Retry-After header."""
     minutes = max(1, round(settings.AXES_COOLOFF_TIME.total_seconds() / 60))
-    message = (
-        f"Too many failed logins for this username or from this address. Logging in is paused for {minutes} "
-        f"minute{'s' if minutes != 1 else ''}; each further attempt starts the pause again. "
-        "If you have forgotten your password, ask the workspace owner or an administrator."
-    )
+    message = ngettext(
+        "Too many failed logins for this username or from this address. Logging in is paused for %(minutes)s "
+        "minute; each further attempt starts the pause again. If you have forgotten your password, ask the "
+        "workspace owner or an administrator.",
+        "Too many failed logins for this username or from this address. Logging in is paused for %(minutes)s "
+        "minutes; each further attempt starts the pause again. If you have forgotten your password, ask the "
+        "workspace owner or an administrator.",
+        minutes,
+    ) % {"minutes": minutes}
     response = render(request, "registration/locked_out.html", {"message": message}, status=429)
     response["Retry-After"] = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))
     return response

@@ -549,8 +549,8 @@ class FlowRunDetailApi(WorkspaceApi):
 def _template_out(template: flow_templates.FlowTemplate) -> dict:
     return {
         "name": template.name,
-        "title": template.title,
-        "description": template.description,
+        "title": str(template.title),
+        "description": str(template.description),
         "params_schema": template.params_schema(),
     }
 

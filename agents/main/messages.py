@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils import translation
 
 from agents.language import STOP_WORDS, language_detect, stem, words
 from agents.locks import task_locked
@@ -388,7 +389,8 @@ def _post_forget(message: _Message, intent: ForgetIntent) -> MainMessage:
     with transaction.atomic():
         if memory is None:
             return _record(message, route=Route.ANSWER, reply=_say("forget_none", message.language), remember=False)
-        request, card = memory_forget_ask(access=message.access, memory_id=memory.pk)
+        with translation.override(message.language):  # the card speaks the person's language, as Main does
+            request, card = memory_forget_ask(access=message.access, memory_id=memory.pk)
         current = memory.versions.filter(status="active").values_list("content", flat=True).first() or intent.what
         reply = (
             _say("forget_confirm", message.language, what=current) if card else _say("forget_done", message.language)

@@ -21,6 +21,8 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from agents.exceptions import ToolPermissionDenied
 from agents.locks import task_locked
@@ -47,7 +49,7 @@ from agents.resume import (
 )
 from agents.runtime.toolexec import OUTCOME_UNKNOWN
 from agents.selectors import task_role
-from agents.services.cards import CONFIRM_HANDLERS, card_open
+from agents.services.cards import CONFIRM_HANDLERS, card_open, spoken
 from agents.services.task_status import task_status_set
 from agents.services.tasks import task_resume_prepare
 from agents.services.turns import ACTIVE_TURN_STATUSES, basis_now, turn_start
@@ -337,27 +339,38 @@ def settle_done(task: Task, judged: Judged, *, turn: Turn | None) -> ToolResult 
 
 
 def open_review(task: Task, judged: Judged, *, turn: Turn | None) -> Card:
-    """A card for the person: what was found, and what confirming does (the task row locked)."""
+    """A card for the person: what was found, and what confirming does (the task row locked), in the task's
+    language (the check's own finding, from agents/resume.py, stays as it was written)."""
+    with spoken(task):
+        return _open_review(task, judged, turn=turn)
+
+
+def _open_review(task: Task, judged: Judged, *, turn: Turn | None) -> Card:
     resumption, call = judged.resumption, judged.call
     verdict = resumption.verdict
     lines = [resumption.to_json()["message"]]
     if call is not None:
-        lines.append(f"Interrupted call: {call.name} ({call.call_id}).")
+        lines.append(_("Interrupted call: %(name)s (%(id)s).") % {"name": call.name, "id": call.call_id})
     if resumption.receipt is not None:
-        lines.append(f"What the target holds under that id: {resumption.to_json()['receipt']}.")
+        lines.append(
+            _("What the target holds under that id: %(receipt)s.") % {"receipt": resumption.to_json()["receipt"]}
+        )
     changed = resumption.details.get("changed")  # no receipt, and what changed meanwhile (agents/resume.py)
     if Verdict.GOAL_CHANGED_REVIEW in (verdict, changed):
         lines.append(
-            f"The work was planned for goal revision {task.basis.get('goal_revision')}; the goal is now revision "
-            f"{task.goal_revision}: {task.brief[:300]}"
+            _("The work was planned for goal revision %(then)s; the goal is now revision %(now)s: %(brief)s")
+            % {"then": task.basis.get("goal_revision"), "now": task.goal_revision, "brief": task.brief[:300]}
         )
     if Verdict.CONFIG_CHANGED_REVIEW in (verdict, changed):
-        lines.append(f"Then: {_config_text(task.basis.get('config'))}. Now: {_config_text(judged.present['config'])}.")
-    lines.append(CONFIRM_MEANS.get(verdict, "Confirm to let the agent go on, or adjust to tell it what to do."))
+        lines.append(
+            _("Then: %(then)s. Now: %(now)s.")
+            % {"then": _config_text(task.basis.get("config")), "now": _config_text(judged.present["config"])}
+        )
+    lines.append(str(CONFIRM_MEANS.get(verdict, _("Confirm to let the agent go on, or adjust to tell it what to do."))))
     return card_open(
         task,
         kind=CardKind.CONFIRM,
-        title=REVIEW_TITLES.get(verdict, "Review the interrupted work before it goes on"),
+        title=str(REVIEW_TITLES.get(verdict, _("Review the interrupted work before it goes on"))),
         body="\n".join(lines),
         payload={
             "source": REVIEW_SOURCE,
@@ -373,27 +386,34 @@ def open_review(task: Task, judged: Judged, *, turn: Turn | None) -> Card:
 
 def _config_text(config: dict[str, Any] | None) -> str:
     if not config:
-        return "unknown"
+        return _("unknown")
     model, policy = config.get("model", {}), config.get("policy", {})
-    return (
-        f"{model.get('provider')}/{model.get('model')}, no confirmation up to {policy.get('no_confirm_threshold')} "
-        f"credits ({policy.get('daily_no_confirm_cap')} a day)"
-    )
+    return _("%(model)s, no confirmation up to %(threshold)s credits (%(cap)s a day)") % {
+        "model": f"{model.get('provider')}/{model.get('model')}",
+        "threshold": policy.get("no_confirm_threshold"),
+        "cap": policy.get("daily_no_confirm_cap"),
+    }
 
 
 REVIEW_TITLES = {
-    Verdict.ACTION_STILL_UNKNOWN: "An interrupted step cannot be checked yet",
-    Verdict.ACTION_NOT_FOUND_REVIEW: "An interrupted step left no trace: run it again?",
-    Verdict.ACTION_RECEIPT_CONFLICT: "An interrupted step conflicts with what was recorded",
-    Verdict.GOAL_CHANGED_REVIEW: "The goal changed while this task was interrupted",
-    Verdict.CONFIG_CHANGED_REVIEW: "The model or spending rules changed while this task was interrupted",
+    Verdict.ACTION_STILL_UNKNOWN: gettext_lazy("An interrupted step cannot be checked yet"),
+    Verdict.ACTION_NOT_FOUND_REVIEW: gettext_lazy("An interrupted step left no trace: run it again?"),
+    Verdict.ACTION_RECEIPT_CONFLICT: gettext_lazy("An interrupted step conflicts with what was recorded"),
+    Verdict.GOAL_CHANGED_REVIEW: gettext_lazy("The goal changed while this task was interrupted"),
+    Verdict.CONFIG_CHANGED_REVIEW: gettext_lazy("The model or spending rules changed while this task was interrupted"),
 }
 CONFIRM_MEANS = {
-    Verdict.ACTION_STILL_UNKNOWN: "Confirm to check again; its money stays held until its outcome is known.",
-    Verdict.ACTION_NOT_FOUND_REVIEW: "Confirm to let the agent do it again (its hold is released first).",
-    Verdict.ACTION_RECEIPT_CONFLICT: "Confirm to leave what was recorded as it is and let the agent go on.",
-    Verdict.GOAL_CHANGED_REVIEW: "Confirm to go on with the new goal; spending approved for the old one is asked anew.",
-    Verdict.CONFIG_CHANGED_REVIEW: "Confirm to go on with the new configuration.",
+    Verdict.ACTION_STILL_UNKNOWN: gettext_lazy(
+        "Confirm to check again; its money stays held until its outcome is known."
+    ),
+    Verdict.ACTION_NOT_FOUND_REVIEW: gettext_lazy("Confirm to let the agent do it again (its hold is released first)."),
+    Verdict.ACTION_RECEIPT_CONFLICT: gettext_lazy(
+        "Confirm to leave what was recorded as it is and let the agent go on."
+    ),
+    Verdict.GOAL_CHANGED_REVIEW: gettext_lazy(
+        "Confirm to go on with the new goal; spending approved for the old one is asked anew."
+    ),
+    Verdict.CONFIG_CHANGED_REVIEW: gettext_lazy("Confirm to go on with the new configuration."),
 }
 
 

@@ -65,10 +65,58 @@ LABEL_NAMES: dict[str, dict[str, tuple[str, str]]] = {
         "document": ("document", "documents"),
         "flow": ("Flow", "Flows"),
     },
+    "de": {
+        "image": ("Bild", "Bilder"),
+        "poster": ("Plakat", "Plakate"),
+        "logo": ("Logo", "Logos"),
+        "sticker": ("Sticker", "Sticker"),
+        "icon": ("Icon", "Icons"),
+        "social_post": ("Social-Media-Post", "Social-Media-Posts"),
+        "story_cover": ("Story-Cover", "Story-Cover"),
+        "banner": ("Banner", "Banner"),
+        "video": ("Video", "Videos"),
+        "model_3d": ("3D-Modell", "3D-Modelle"),
+        "document": ("Dokument", "Dokumente"),
+        "flow": ("Flow", "Flows"),
+    },
+    "es": {
+        "image": ("imagen", "imágenes"),
+        "poster": ("cartel", "carteles"),
+        "logo": ("logotipo", "logotipos"),
+        "sticker": ("pegatina", "pegatinas"),
+        "icon": ("icono", "iconos"),
+        "social_post": ("publicación", "publicaciones"),
+        "story_cover": ("portada de historia", "portadas de historia"),
+        "banner": ("banner", "banners"),
+        "video": ("vídeo", "vídeos"),
+        "model_3d": ("modelo 3D", "modelos 3D"),
+        "document": ("documento", "documentos"),
+        "flow": ("Flow", "Flows"),
+    },
+    "pt": {
+        "image": ("imagem", "imagens"),
+        "poster": ("cartaz", "cartazes"),
+        "logo": ("logótipo", "logótipos"),
+        "sticker": ("autocolante", "autocolantes"),
+        "icon": ("ícone", "ícones"),
+        "social_post": ("publicação", "publicações"),
+        "story_cover": ("capa de story", "capas de story"),
+        "banner": ("banner", "banners"),
+        "video": ("vídeo", "vídeos"),
+        "model_3d": ("modelo 3D", "modelos 3D"),
+        "document": ("documento", "documentos"),
+        "flow": ("Flow", "Flows"),
+    },
 }
-# On the card asking which kind of work: "A social post", "Une publication".
-CHOICE_ARTICLES = {"en": ("A", "An"), "fr": ("Une", "Un")}
-_FEMININE_FR = frozenset({"image", "poster", "icon", "social_post", "story_cover", "banner", "video"})
+# On the card asking which kind of work: "A social post", "Une publication", "Ein Plakat", "Una pegatina".
+_FEMININE = {
+    "fr": frozenset({"image", "poster", "icon", "social_post", "story_cover", "banner", "video"}),
+    "es": frozenset({"image", "sticker", "social_post", "story_cover"}),
+    "pt": frozenset({"image", "social_post", "story_cover"}),
+}
+_ARTICLES = {"fr": ("Un", "Une"), "es": ("Un", "Una"), "pt": ("Um", "Uma")}
+# The word between the number and the count in a series title ("Poster 2 of 3"), in any language the planner speaks.
+OF_WORDS = ("of", "sur", "von", "de")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -99,8 +147,11 @@ def label_name(label: str, lang: str, *, plural: bool = False) -> str:
 def choice(label: str, lang: str) -> str:
     """A kind as an option on a card: "A social post", "Une publication"."""
     name = label_name(label, lang)
-    if lang == "fr":
-        return f"{'Une' if label in _FEMININE_FR else 'Un'} {name}"
+    if lang in _ARTICLES:
+        masculine, feminine = _ARTICLES[lang]
+        return f"{feminine if label in _FEMININE[lang] else masculine} {name}"
+    if lang == "de":  # every kind's German name is neuter or masculine
+        return f"Ein {name}"
     return f"{'An' if name[:1].lower() in 'aeiou' else 'A'} {name}"
 
 
@@ -108,7 +159,7 @@ def label_chosen(answer: str, lang: str) -> str | None:
     """The kind a person chose on the planner's own card (its option text read back), else None."""
     wanted = " ".join(answer.split()).casefold().rstrip(".")
     for label in (*MAKEABLE, FLOW):
-        for language in (lang, "en"):
+        for language in dict.fromkeys((lang, "en")):
             if choice(label, language).casefold() == wanted:
                 return label
     return None
@@ -117,9 +168,10 @@ def label_chosen(answer: str, lang: str) -> str | None:
 def titled_label(title: str, lang: str) -> str | None:
     """The kind named at the start of one of the planner's own titles ("Social post 2 of 3 — …"), else None."""
     head = " ".join(title.split(" — ", 1)[0].split()).casefold()
-    for language in dict.fromkeys((lang, "en", "fr")):
+    of = "|".join(OF_WORDS)
+    for language in dict.fromkeys((lang if lang in LABEL_NAMES else "en", "en", "fr")):
         for label, (singular, _plural) in LABEL_NAMES[language].items():
-            if re.fullmatch(re.escape(singular.casefold()) + r"(?: \d+(?: (?:of|sur) \d+)?)?", head):
+            if re.fullmatch(re.escape(singular.casefold()) + rf"(?: \d+(?: (?:{of}) \d+)?)?", head):
                 return label
     return None
 

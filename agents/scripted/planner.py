@@ -72,12 +72,14 @@ from agents.exceptions import ModelConfigError
 from agents.language import content_terms, fold, language_detect, stem
 from agents.models import REVISION_PREFIX, ProviderKind
 from agents.providers.base import ONE_RESULT_MODE, ModelRequest, ModelResponse, ToolCallIntent, Usage
+from agents.scripted import planner_words as more_words
 from agents.scripted.goal_change import goal_change
 from agents.scripted.guide_match import guides_for, kinds_of
 from agents.scripted.kinds import (
     FLOW,
     IMAGE_LABELS,
     MAKEABLE,
+    OF_WORDS,
     PART_CONFIDENCE,
     UNSUPPORTED,
     choice,
@@ -288,7 +290,7 @@ def _last_artifact(item: dict[str, Any]) -> Any:
 ARTIFACT_KEYS = ("artifact_id", "artifact", "artifact_version_id")
 
 
-# --- wording: English and French --------------------------------------------------------------------------
+# --- wording: English and French here, German, Spanish and Portuguese in planner_words.py ---------------------
 
 WORDS: dict[str, dict[str, str]] = {
     "en": {
@@ -576,8 +578,17 @@ DOMAIN_NAMES = {
 }
 
 
+# German, Spanish and Portuguese: the same words, in planner_words.py.
+WORDS.update({"de": more_words.DE, "es": more_words.ES, "pt": more_words.PT})
+KIND_LABELS.update(more_words.KIND_LABELS)
+KIND_NAMES.update(more_words.KIND_NAMES)
+DOMAIN_NAMES.update(more_words.DOMAIN_NAMES)
+
+
 def _language(task: dict[str, Any]) -> str:
-    return "fr" if str(task.get("language") or "").lower().startswith("fr") else "en"
+    """The task's language when the planner speaks it (en, fr, de, es, pt), else English."""
+    language = str(task.get("language") or "").lower()[:2]
+    return language if language in WORDS else "en"
 
 
 # --- from a brief to checklist items ----------------------------------------------------------------------
@@ -1841,7 +1852,7 @@ def _bounded(text: str) -> str:
 
 def _unnumbered(title: str) -> str:
     """A title without its place in a series: "Poster 2 of 3 — brand", "Poster 4 — brand" → "Poster — brand"."""
-    title = re.sub(r"\s+\d+\s+(?:of|sur)\s+\d+", "", title)
+    title = re.sub(rf"\s+\d+\s+(?:{'|'.join(OF_WORDS)})\s+\d+", "", title)
     head, sep, rest = title.partition(" — ")
     return re.sub(r"\s+\d+$", "", head) + sep + rest
 

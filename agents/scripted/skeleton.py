@@ -17,6 +17,9 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Subject", "Greeting", "Message", "Call to action", "Sign-off"],
             "fr": ["Objet", "Salutation", "Message", "Appel à l’action", "Formule de politesse"],
+            "de": ["Betreff", "Anrede", "Nachricht", "Handlungsaufforderung", "Grußformel"],
+            "es": ["Asunto", "Saludo", "Mensaje", "Llamada a la acción", "Despedida"],
+            "pt": ["Assunto", "Saudação", "Mensagem", "Apelo à ação", "Despedida"],
         },
     ),
     (
@@ -24,6 +27,9 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Candidates", "Tone", "Recommendation"],
             "fr": ["Propositions", "Ton", "Recommandation"],
+            "de": ["Vorschläge", "Ton", "Empfehlung"],
+            "es": ["Propuestas", "Tono", "Recomendación"],
+            "pt": ["Propostas", "Tom", "Recomendação"],
         },
     ),
     (
@@ -31,6 +37,9 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Caption", "Hashtags", "Alt text"],
             "fr": ["Légende", "Hashtags", "Texte alternatif"],
+            "de": ["Bildunterschrift", "Hashtags", "Alternativtext"],
+            "es": ["Pie de foto", "Hashtags", "Texto alternativo"],
+            "pt": ["Legenda", "Hashtags", "Texto alternativo"],
         },
     ),
     (
@@ -38,6 +47,9 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Who", "Background", "Highlights", "Contact"],
             "fr": ["Qui", "Parcours", "Temps forts", "Contact"],
+            "de": ["Wer", "Werdegang", "Höhepunkte", "Kontakt"],
+            "es": ["Quién", "Trayectoria", "Momentos destacados", "Contacto"],
+            "pt": ["Quem", "Percurso", "Destaques", "Contacto"],
         },
     ),
     (
@@ -45,6 +57,9 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Headline", "Lead paragraph", "Quote", "About", "Contact"],
             "fr": ["Titre", "Chapeau", "Citation", "À propos", "Contact"],
+            "de": ["Schlagzeile", "Vorspann", "Zitat", "Über uns", "Kontakt"],
+            "es": ["Titular", "Entradilla", "Cita", "Acerca de", "Contacto"],
+            "pt": ["Título", "Lead", "Citação", "Sobre", "Contacto"],
         },
     ),
     (
@@ -52,6 +67,9 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Key points", "Details", "Conclusion"],
             "fr": ["Points clés", "Détails", "Conclusion"],
+            "de": ["Kernpunkte", "Details", "Fazit"],
+            "es": ["Puntos clave", "Detalles", "Conclusión"],
+            "pt": ["Pontos-chave", "Detalhes", "Conclusão"],
         },
     ),
     (
@@ -59,6 +77,9 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Source text", "Translation", "Notes"],
             "fr": ["Texte source", "Traduction", "Notes"],
+            "de": ["Ausgangstext", "Übersetzung", "Anmerkungen"],
+            "es": ["Texto original", "Traducción", "Notas"],
+            "pt": ["Texto original", "Tradução", "Notas"],
         },
     ),
     (
@@ -66,6 +87,9 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Opening", "Development", "Closing"],
             "fr": ["Ouverture", "Développement", "Conclusion"],
+            "de": ["Einstieg", "Hauptteil", "Schluss"],
+            "es": ["Apertura", "Desarrollo", "Cierre"],
+            "pt": ["Abertura", "Desenvolvimento", "Fecho"],
         },
     ),
     (
@@ -73,6 +97,9 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Headline", "What it is", "Why it matters", "Details", "Call to action"],
             "fr": ["Accroche", "Ce que c’est", "Pourquoi c’est important", "Détails", "Appel à l’action"],
+            "de": ["Aufhänger", "Was es ist", "Warum es wichtig ist", "Details", "Handlungsaufforderung"],
+            "es": ["Gancho", "Qué es", "Por qué importa", "Detalles", "Llamada a la acción"],
+            "pt": ["Chamada", "O que é", "Porque importa", "Detalhes", "Apelo à ação"],
         },
     ),
     (
@@ -80,12 +107,18 @@ HEADINGS: tuple[tuple[frozenset[str], dict[str, list[str]]], ...] = (
         {
             "en": ["Introduction", "Main points", "Conclusion"],
             "fr": ["Introduction", "Points principaux", "Conclusion"],
+            "de": ["Einleitung", "Hauptpunkte", "Fazit"],
+            "es": ["Introducción", "Puntos principales", "Conclusión"],
+            "pt": ["Introdução", "Pontos principais", "Conclusão"],
         },
     ),
 )
 DEFAULT_HEADINGS = {
     "en": ["Introduction", "Main points", "Conclusion"],
     "fr": ["Introduction", "Points principaux", "Conclusion"],
+    "de": ["Einleitung", "Hauptpunkte", "Fazit"],
+    "es": ["Introducción", "Puntos principales", "Conclusión"],
+    "pt": ["Introdução", "Pontos principais", "Conclusão"],
 }
 
 WORDS = {
@@ -106,6 +139,33 @@ WORDS = {
         ),
         "brief": "Demande",
         "unwritten": "_À écrire._",
+    },
+    "de": {
+        "note": (
+            "> Gerüst von Lomotes geskriptetem Planer (kein LLM): nur Überschriften, es wurde kein Text geschrieben. "
+            "Damit der Text geschrieben wird, richte ein Modellprofil ein (README, „Agent runtime“: "
+            "`manage.py model_profile`) und frag noch einmal."
+        ),
+        "brief": "Anfrage",
+        "unwritten": "_Zu schreiben._",
+    },
+    "es": {
+        "note": (
+            "> Esqueleto preparado por el planificador con guion de Lomote (no es un LLM): solo títulos, no se "
+            "escribió ningún texto. Para que se escriba el texto, configura un perfil de modelo (README, «Agent "
+            "runtime»: `manage.py model_profile`) y vuelve a pedirlo."
+        ),
+        "brief": "Petición",
+        "unwritten": "_Por escribir._",
+    },
+    "pt": {
+        "note": (
+            "> Esqueleto preparado pelo planeador com guião do Lomote (não é um LLM): só títulos, nenhum texto foi "
+            "escrito. Para o texto ser escrito, configure um perfil de modelo (README, «Agent runtime»: "
+            "`manage.py model_profile`) e volte a pedir."
+        ),
+        "brief": "Pedido",
+        "unwritten": "_Por escrever._",
     },
 }
 

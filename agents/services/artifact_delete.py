@@ -13,6 +13,8 @@ task that had seen it finds a change notice naming who deleted it. Adjusting the
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from agents.models import Card, CardKind, CardStatus
 from agents.services.cards import CONFIRM_HANDLERS, card_open_confirm
@@ -22,17 +24,39 @@ from workspace.selectors import Access, artifact_get
 from workspace.services.artifacts import artifact_delete
 
 SOURCE = "artifact_delete"
+# The kinds' names as the card says them (ArtifactKind's labels, in the card's language).
+KIND_NAMES = {
+    "image": gettext_lazy("Image"),
+    "video": gettext_lazy("Video"),
+    "3d": gettext_lazy("3D asset"),
+    "document": gettext_lazy("Document"),
+    "asset_collection": gettext_lazy("Asset collection"),
+    "flow": gettext_lazy("Flow"),
+}
 
 
 def _describe(artifact: Artifact) -> str:
     versions = artifact.current_version
     tasks = ArtifactView.objects.filter(artifact=artifact).count()
-    used = f" {tasks} task{'s' if tasks != 1 else ''} used it and will be told." if tasks else ""
-    return (
-        f"{artifact.get_kind_display()} “{artifact.title}” (#{artifact.pk}), {versions} version"
-        f"{'s' if versions != 1 else ''}. Deleting it cannot be undone: it leaves the canvas, search and its "
-        f"collections, and no task can use it any more.{used}"
+    said = ngettext(
+        "%(kind)s “%(title)s” (#%(id)s), %(versions)s version.",
+        "%(kind)s “%(title)s” (#%(id)s), %(versions)s versions.",
+        versions,
+    ) % {
+        "kind": str(KIND_NAMES.get(artifact.kind, artifact.get_kind_display())),
+        "title": artifact.title,
+        "id": artifact.pk,
+        "versions": versions,
+    }
+    said += " " + _(
+        "Deleting it cannot be undone: it leaves the canvas, search and its collections, and no task can use it "
+        "any more."
     )
+    if tasks:
+        said += " " + ngettext(
+            "%(count)s task used it and will be told.", "%(count)s tasks used it and will be told.", tasks
+        ) % {"count": tasks}
+    return said
 
 
 @transaction.atomic
@@ -55,7 +79,7 @@ def artifact_delete_ask(*, access: Access, artifact_id: int) -> tuple[Card, bool
         return waiting, False
     card = card_open_confirm(
         workspace_id=access.workspace.pk,
-        title=f"Delete “{artifact.title}” for good?",
+        title=_("Delete “%(title)s” for good?") % {"title": artifact.title},
         body=_describe(artifact),
         payload={
             "source": SOURCE,

@@ -439,16 +439,20 @@ def card_gate_call(
                 return None
         if open_card is None:
             task = Task.objects.get(pk=task_id)
-            if irreversible:
-                title, reason = f"Confirm {tool} — it cannot be undone", "irreversible"
-            else:
-                title, reason = f"Confirm the paid step {tool}", "autonomy_ask"
+            with spoken(task):
+                if irreversible:
+                    title, reason = _("Confirm %(tool)s — it cannot be undone") % {"tool": tool}, "irreversible"
+                else:
+                    title, reason = _("Confirm the paid step %(tool)s") % {"tool": tool}, "autonomy_ask"
+                body = _("The agent wants to run %(tool)s with %(input)s.") % {
+                    "tool": tool,
+                    "input": json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str),
+                }
             open_card = card_open(
                 task,
                 kind=CardKind.CONFIRM,
                 title=title,
-                body=f"The agent wants to run {tool} with "
-                f"{json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)}.",
+                body=body,
                 payload={
                     "source": "confirm_call",
                     "reason": reason,

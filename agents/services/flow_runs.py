@@ -18,14 +18,16 @@ whose model node names a preset, version or model profile that does not exist is
 code, e.g. `preset_not_found`, with the node) before anything is held.
 """
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from agents.locks import task_qs_for_update
 from agents.models import Card, CardStatus
-from agents.services.cards import QUOTE_HANDLERS, card_open_quote
+from agents.services.cards import QUOTE_HANDLERS, card_open_quote, spoken
 from agents.services.flow_nodes import flow_model_nodes_check
 from agents.services.quote_words import limits_of, things, why_asked
 from billing.exceptions import ConfirmationRequired
@@ -111,12 +113,20 @@ def _open_card(run: FlowRun, paid: list[PaidNode], amount: int, refusal: dict[st
     )
     task = task_qs_for_update().filter(pk=run.started_by_task_id).first() if run.started_by_task_id else None
     nodes = ", ".join(n.node_id for n in paid)
-    body = f"The Flow run #{run.pk} has {things(COMPOSITE, len(paid))} ({nodes}), {amount} credits in all."
-    body += why_asked(reasons, limits)
+    # In the language of the task that started it, else the one the request came in (the person's, or English).
+    with spoken(task) if task is not None else nullcontext():
+        body = _("The Flow run #%(run)s has %(things)s (%(nodes)s), %(amount)s credits in all.") % {
+            "run": run.pk,
+            "things": things(COMPOSITE, len(paid)),
+            "nodes": nodes,
+            "amount": amount,
+        }
+        body += why_asked(reasons, limits)
+        title = _("Approve %(amount)s credits to run the Flow") % {"amount": amount}
     return card_open_quote(
         workspace_id=run.workspace_id,
         task=task,
-        title=f"Approve {amount} credits to run the Flow",
+        title=title,
         body=body,
         payload={
             "source": SOURCE,

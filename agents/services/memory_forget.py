@@ -5,6 +5,9 @@ carries it out (memory.services.forget.forget_execute) in the card's own transac
 from typing import Any
 
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from agents.models import Card
 from agents.services.cards import CONFIRM_HANDLERS, card_open_confirm
@@ -20,7 +23,7 @@ from memory.services.forget import (
 from workspace.selectors import Access
 
 SOURCE = "memory_forget"
-FORGOTTEN_BODY = "Forgotten: it no longer feeds memory, and what was built on it was erased and rebuilt."
+FORGOTTEN_BODY = gettext_lazy("Forgotten: it no longer feeds memory, and what was built on it was erased and rebuilt.")
 
 
 @transaction.atomic
@@ -36,9 +39,14 @@ def memory_forget_ask(
         return request, card if request.status == ForgetStatus.AWAITING_CONFIRMATION else None
     card = card_open_confirm(
         workspace_id=access.workspace.pk,
-        title="Forget this for good?",
+        title=_("Forget this for good?"),
         body=forget_describe(request),
-        payload={"source": SOURCE, "forget": request.pk, "reason": "irreversible"},
+        payload={
+            "source": SOURCE,
+            "forget": request.pk,
+            "reason": "irreversible",
+            "language": translation.get_language() or "",
+        },
     )
     forget_card_attach(request, card.pk)
     request.card_id = card.pk
@@ -49,8 +57,10 @@ class MemoryForget:
     def confirm(self, *, access: Access, card: Card) -> dict[str, Any]:
         done = forget_execute(workspace_id=card.workspace_id, forget_id=card.payload["forget"])
         # The card quoted what it asked to forget: once forgotten, it no longer does.
-        card.body = FORGOTTEN_BODY
-        Card.objects.filter(pk=card.pk).update(body=FORGOTTEN_BODY)
+        # Said in the language the card was asked in (its payload keeps it).
+        with translation.override(card.payload.get("language") or None):
+            card.body = str(FORGOTTEN_BODY)
+        Card.objects.filter(pk=card.pk).update(body=card.body)
         report = done.report or {}
         return {key: report.get(key) for key in ("versions_erased", "versions_rebuilt", "profile_version")}
 

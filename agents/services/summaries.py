@@ -66,6 +66,66 @@ PHRASES = {
         "artifacts": "Derniers artefacts : {refs}.",
         "more": "et {n} de plus",
     },
+    "de": {
+        "no_plan": "Noch kein Plan.",
+        "done": "Erledigt {done}/{total}: {titles}.",
+        "none_done": "Noch nichts erledigt (0/{total}).",
+        "left": "Offen: {titles}.",
+        "skipped": "Übersprungen: {titles}.",
+        "in_progress": " (in Arbeit)",
+        "waiting_card": "Wartet auf die Antwort der Person: „{card}“.",
+        "waiting_approval": "Wartet darauf, dass die Person die Ausgabe genehmigt.",
+        "waiting_jobs": "Wartet auf {n} Generierung(en).",
+        "waiting": "Wartet.",
+        "active": "Macht von selbst weiter.",
+        "paused": "Von der Person pausiert.",
+        "stopped": "Angehalten: {reason}.",
+        "finished": "Fertig.",
+        "cancelled": "Abgebrochen.",
+        "failed": "Fehlgeschlagen: {reason}.",
+        "artifacts": "Neueste Elemente: {refs}.",
+        "more": "und {n} weitere",
+    },
+    "es": {
+        "no_plan": "Aún no hay plan.",
+        "done": "Hecho {done}/{total}: {titles}.",
+        "none_done": "Aún no hay nada hecho (0/{total}).",
+        "left": "Falta: {titles}.",
+        "skipped": "Omitido: {titles}.",
+        "in_progress": " (en curso)",
+        "waiting_card": "Espera la respuesta de la persona: «{card}».",
+        "waiting_approval": "Espera que la persona apruebe el gasto.",
+        "waiting_jobs": "Espera {n} generación(es) en curso.",
+        "waiting": "En espera.",
+        "active": "Sigue por sí sola.",
+        "paused": "Pausada por la persona.",
+        "stopped": "Detenida: {reason}.",
+        "finished": "Terminada.",
+        "cancelled": "Cancelada.",
+        "failed": "Fallida: {reason}.",
+        "artifacts": "Últimos elementos: {refs}.",
+        "more": "y {n} más",
+    },
+    "pt": {
+        "no_plan": "Ainda não há plano.",
+        "done": "Feito {done}/{total}: {titles}.",
+        "none_done": "Ainda nada feito (0/{total}).",
+        "left": "Falta: {titles}.",
+        "skipped": "Ignorado: {titles}.",
+        "in_progress": " (em curso)",
+        "waiting_card": "Aguarda a resposta da pessoa: «{card}».",
+        "waiting_approval": "Aguarda que a pessoa aprove a despesa.",
+        "waiting_jobs": "Aguarda {n} geração(ões) em curso.",
+        "waiting": "À espera.",
+        "active": "Continua sozinha.",
+        "paused": "Pausada pela pessoa.",
+        "stopped": "Parada: {reason}.",
+        "finished": "Concluída.",
+        "cancelled": "Cancelada.",
+        "failed": "Falhou: {reason}.",
+        "artifacts": "Últimos elementos: {refs}.",
+        "more": "e mais {n}",
+    },
 }
 # Stop reasons in words; an unknown reason is shown as it is stored.
 REASONS = {
@@ -86,6 +146,33 @@ REASONS = {
         "step_cap": "limite d’étapes atteinte",
         "token_cap": "limite de jetons atteinte",
         "answered": "réponse donnée",
+    },
+    "de": {
+        "no_progress": "kein Fortschritt im letzten Schritt",
+        "auto_turn_cap": "zu viele Schritte hintereinander ohne die Person",
+        "generation_failed": "eine Generierung ist fehlgeschlagen",
+        "spending_declined": "die Person hat die Ausgabe abgelehnt",
+        "step_cap": "Schrittlimit erreicht",
+        "token_cap": "Tokenlimit erreicht",
+        "answered": "beantwortet",
+    },
+    "es": {
+        "no_progress": "sin avance en su último paso",
+        "auto_turn_cap": "demasiados pasos seguidos sin la persona",
+        "generation_failed": "una generación falló",
+        "spending_declined": "la persona rechazó el gasto",
+        "step_cap": "límite de pasos alcanzado",
+        "token_cap": "límite de tokens alcanzado",
+        "answered": "respondido",
+    },
+    "pt": {
+        "no_progress": "sem progresso no último passo",
+        "auto_turn_cap": "demasiados passos seguidos sem a pessoa",
+        "generation_failed": "uma geração falhou",
+        "spending_declined": "a pessoa recusou a despesa",
+        "step_cap": "limite de passos atingido",
+        "token_cap": "limite de tokens atingido",
+        "answered": "respondido",
     },
 }
 
@@ -130,7 +217,8 @@ def _state(task: Task, phrases: dict[str, str], lang: str) -> str:
 
 def task_summary_compose(task: Task) -> str:
     """The paragraph for the task as it stands in the database now."""
-    lang = "fr" if (task.language or "").lower().startswith("fr") else "en"
+    lang = (task.language or "").lower()[:2]
+    lang = lang if lang in PHRASES else "en"
     phrases = PHRASES[lang]
     goal = _cut(task.brief or task.title, GOAL_CHARS).rstrip(".!?…") or _cut(task.title, GOAL_CHARS)
     parts = [f"{goal[:1].upper()}{goal[1:]}." if goal else ""]

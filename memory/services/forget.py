@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from lomote.kernel.domain_events import publish
 from lomote.kernel.exceptions import InvalidInput, NotFound
@@ -134,13 +135,17 @@ def forget_describe(request: ForgetRequest) -> str:
     """What the confirmation card says will be forgotten (the workspace's own words, shown to its members)."""
     if request.memory_id is not None:
         version = request.memory.versions.exclude(status=VersionStatus.FORGOTTEN).order_by("-number").first()
-        what = f"the memory “{version.content}”" if version else f"memory {request.memory_id}"
+        what = (
+            _("the memory “%(content)s”") % {"content": version.content}
+            if version
+            else _("memory %(id)s") % {"id": request.memory_id}
+        )
     else:
-        what = f"what was said in “{request.evidence.text[:200]}”"
-    return (
-        f"Forget {what}? It stops feeding memory; memories, summaries and the profile built on it are erased and "
+        what = _("what was said in “%(text)s”") % {"text": request.evidence.text[:200]}
+    return _(
+        "Forget %(what)s? It stops feeding memory; memories, summaries and the profile built on it are erased and "
         "rebuilt from what remains, and no later context will show it. This cannot be undone."
-    )
+    ) % {"what": what}
 
 
 @transaction.atomic

@@ -1,5 +1,7 @@
 // REST calls for the studio: session cookie + CSRF token from the cookie; JSON in and out.
 
+import { t } from "./i18n.js";
+
 function cookie(name) {
   const match = document.cookie.split("; ").find((part) => part.startsWith(`${name}=`));
   return match ? decodeURIComponent(match.slice(name.length + 1)) : "";
@@ -8,7 +10,7 @@ function cookie(name) {
 export class ApiError extends Error {
   constructor(status, body) {
     const error = (body && body.error) || {};
-    super(error.message || `Request failed (${status})`);
+    super(error.message || t("Request failed ({status})", { status }));
     this.status = status;
     this.code = error.code || "";
     this.details = error.details || {};
@@ -65,7 +67,7 @@ export function upload(path, form, { onProgress } = {}) {
       if (xhr.status >= 200 && xhr.status < 300) resolve(data);
       else reject(new ApiError(xhr.status, data));
     };
-    xhr.onerror = () => reject(new ApiError(0, { error: { message: "The upload could not reach the server." } }));
+    xhr.onerror = () => reject(new ApiError(0, { error: { message: t("The upload could not reach the server.") } }));
     xhr.send(form); // the browser sets the multipart Content-Type with its boundary
   });
 }

@@ -4,12 +4,13 @@
 
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
+import { N_, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
-const ROLE_NAMES = { viewer: "Viewer (read only)", editor: "Editor (can ask for work)" };
+const ROLE_NAMES = { viewer: N_("Viewer (read only)"), editor: N_("Editor (can ask for work)") };
 
 function when(iso) {
-  return iso ? new Date(iso).toLocaleString() : "never";
+  return iso ? new Date(iso).toLocaleString() : t("never");
 }
 
 /** One request a person can paste into a terminal to try the key: an editor's asks Main for work, a viewer's reads. */
@@ -53,7 +54,7 @@ export class ApiKeysPanel {
     const element = $("api-keys-error");
     if (!element) return;
     let text = "";
-    if (error instanceof ApiError && error.status === 403) text = "Only owners can create or revoke API keys.";
+    if (error instanceof ApiError && error.status === 403) text = t("Only owners can create or revoke API keys.");
     else if (error) text = error.message || String(error);
     element.textContent = text;
     element.hidden = !text;
@@ -65,22 +66,22 @@ export class ApiKeysPanel {
     const body = $("api-keys-body");
     body.dataset.mode = mode;
     if (mode !== "owner") {
-      body.replaceChildren(h("p", { class: "reason", id: "api-keys-read-only", text: "Only owners can create or revoke API keys; ask one for a key." }));
+      body.replaceChildren(h("p", { class: "reason", id: "api-keys-read-only", text: t("Only owners can create or revoke API keys; ask one for a key.") }));
       return;
     }
-    const name = h("input", { id: "api-key-name", type: "text", maxlength: "120", autocomplete: "off", placeholder: "e.g. Newsletter script" });
+    const name = h("input", { id: "api-key-name", type: "text", maxlength: "120", autocomplete: "off", placeholder: t("e.g. Newsletter script") });
     const role = h("select", { id: "api-key-role" },
-      h("option", { value: "editor", text: ROLE_NAMES.editor }),
-      h("option", { value: "viewer", text: ROLE_NAMES.viewer }));
+      h("option", { value: "editor", text: t(ROLE_NAMES.editor) }),
+      h("option", { value: "viewer", text: t(ROLE_NAMES.viewer) }));
     body.replaceChildren(
-      h("p", { class: "hint", text: "A key lets a script call the REST API as this workspace. It is shown once: copy it somewhere safe." }),
+      h("p", { class: "hint", text: t("A key lets a script call the REST API as this workspace. It is shown once: copy it somewhere safe.") }),
       h("form", { id: "api-key-create", class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.create(); } },
-        h("label", { for: "api-key-name", text: "Key name" }), name,
-        h("label", { for: "api-key-role", text: "acts as" }), role,
-        h("button", { type: "submit", id: "api-key-create-send" }, "Create key")),
+        h("label", { for: "api-key-name", text: t("Key name") }), name,
+        h("label", { for: "api-key-role", text: t("acts as") }), role,
+        h("button", { type: "submit", id: "api-key-create-send" }, t("Create key"))),
       h("section", { id: "api-key-secret", class: "api-key-secret", "aria-live": "polite", hidden: true }),
       h("p", { id: "api-keys-error", class: "error", role: "alert", hidden: true }),
-      h("ul", { id: "api-keys", class: "api-keys", "aria-label": "API keys" }),
+      h("ul", { id: "api-keys", class: "api-keys", "aria-label": t("API keys") }),
     );
   }
 
@@ -88,7 +89,7 @@ export class ApiKeysPanel {
     const list = $("api-keys");
     if (!list) return;
     if (!this.keys.length) {
-      list.replaceChildren(h("li", { class: "reason", text: "No keys yet." }));
+      list.replaceChildren(h("li", { class: "reason", text: t("No keys yet.") }));
       return;
     }
     // Active keys first, newest first; revoked ones stay listed for the record.
@@ -97,10 +98,10 @@ export class ApiKeysPanel {
       const item = h("li", { class: "api-key", "data-key": String(key.id), "data-active": String(key.is_active) },
         h("span", { class: "api-key-name" }, h("bdi", { text: key.name })),
         h("code", { class: "api-key-prefix", text: `${key.prefix}…` }),
-        h("span", { class: "badge", text: key.role }),
-        h("span", { class: "reason", text: key.is_active ? `created ${when(key.created_at)} · last used ${when(key.last_used_at)}` : `revoked ${when(key.revoked_at)}` }));
+        h("span", { class: "badge", text: t(key.role) }),
+        h("span", { class: "reason", text: key.is_active ? t("created {created} · last used {used}", { created: when(key.created_at), used: when(key.last_used_at) }) : t("revoked {when}", { when: when(key.revoked_at) }) }));
       if (key.is_active) {
-        item.append(h("button", { type: "button", class: "danger", id: `api-key-${key.id}-revoke`, "aria-label": `Revoke the key ${key.name}`, onclick: () => this.revoke(key) }, "Revoke"));
+        item.append(h("button", { type: "button", class: "danger", id: `api-key-${key.id}-revoke`, "aria-label": t("Revoke the key {name}", { name: key.name }), onclick: () => this.revoke(key) }, t("Revoke")));
       }
       return item;
     }));
@@ -108,23 +109,23 @@ export class ApiKeysPanel {
 
   showSecret(key) {
     const section = $("api-key-secret");
-    const secret = h("input", { id: "api-key-secret-value", type: "text", readonly: true, value: key.key, "aria-label": "The new key's secret" });
+    const secret = h("input", { id: "api-key-secret-value", type: "text", readonly: true, value: key.key, "aria-label": t("The new key's secret") });
     const status = h("span", { class: "reason", role: "status", id: "api-key-copied" });
     const copy = h("button", { type: "button", id: "api-key-copy", onclick: async () => {
       try {
         await navigator.clipboard.writeText(key.key);
-        status.textContent = "Copied.";
+        status.textContent = t("Copied.");
       } catch {
         secret.select(); // no clipboard permission (plain http on another host): the text is selected to copy by hand
-        status.textContent = "Press Ctrl+C (⌘C) to copy.";
+        status.textContent = t("Press Ctrl+C (⌘C) to copy.");
       }
-    } }, "Copy");
+    } }, t("Copy"));
     section.replaceChildren(
-      h("p", {}, h("strong", { text: `Key “${key.name}” created.` }), " Copy it now: it will not be shown again."),
+      h("p", {}, h("strong", { text: t("Key “{name}” created.", { name: key.name }) }), ` ${t("Copy it now: it will not be shown again.")}`),
       h("div", { class: "compose-row" }, secret, copy, status),
-      h("p", { class: "hint", text: "Try it:" }),
+      h("p", { class: "hint", text: t("Try it:") }),
       h("pre", { id: "api-key-curl", class: "api-key-curl", text: curlExample(window.location.origin, this.workspaceId, key.key, key.role) }),
-      h("button", { type: "button", id: "api-key-secret-done", onclick: () => { section.hidden = true; section.replaceChildren(); } }, "I have copied it"),
+      h("button", { type: "button", id: "api-key-secret-done", onclick: () => { section.hidden = true; section.replaceChildren(); } }, t("I have copied it")),
     );
     section.hidden = false;
   }
@@ -133,7 +134,7 @@ export class ApiKeysPanel {
     const input = $("api-key-name");
     const name = input.value.trim();
     if (!name) {
-      this.problem(new Error("Give the key a name, so you know later what uses it."));
+      this.problem(new Error(t("Give the key a name, so you know later what uses it.")));
       input.focus();
       return;
     }
@@ -154,7 +155,7 @@ export class ApiKeysPanel {
   }
 
   async revoke(key) {
-    if (!window.confirm(`Revoke the key “${key.name}”? Anything using it stops working at once.`)) return;
+    if (!window.confirm(t("Revoke the key “{name}”? Anything using it stops working at once.", { name: key.name }))) return;
     this.problem(null);
     try {
       const revoked = await this.api.del(`/api-keys/${key.id}/`);

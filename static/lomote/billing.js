@@ -6,22 +6,23 @@
 
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
+import { N_, t } from "./i18n.js";
 
 const LEDGER_PAGE = 10;
 const LEDGER_KINDS = {
-  topup: "Top-up",
-  hold: "Held for work under way",
-  capture: "Charged",
-  release: "Released (not charged)",
-  refund: "Refunded",
-  adjust: "Adjustment",
+  topup: N_("Top-up"),
+  hold: N_("Held for work under way"),
+  capture: N_("Charged"),
+  release: N_("Released (not charged)"),
+  refund: N_("Refunded"),
+  adjust: N_("Adjustment"),
 };
 const AUTHORISATIONS = {
-  quote: "approved quote",
-  budget: "approved budget",
-  auto: "under the no-confirmation limits",
+  quote: N_("approved quote"),
+  budget: N_("approved budget"),
+  auto: N_("under the no-confirmation limits"),
 };
-const ROLE_NAMES = { owner: "an owner", editor: "an editor", viewer: "a viewer" };
+const ROLE_NAMES = { owner: N_("an owner"), editor: N_("an editor"), viewer: N_("a viewer") };
 
 const $ = (id) => document.getElementById(id);
 
@@ -30,7 +31,7 @@ function when(iso) {
 }
 
 function credits(n) {
-  return `${Number(n).toLocaleString()} credit${Math.abs(n) === 1 ? "" : "s"}`;
+  return t(Math.abs(n) === 1 ? "{n} credit" : "{n} credits", { n: Number(n).toLocaleString() });
 }
 
 function signed(n) {
@@ -40,10 +41,11 @@ function signed(n) {
 function operationText(operation, params) {
   const count = params && params.count;
   const seconds = params && params.seconds;
-  const name = (operation || "").replace(".", " ").replace("generate", "generation");
+  const raw = (operation || "").replace(".", " ").replace("generate", "generation");
+  const name = raw ? t(raw) : "";
   if (count) return `${name} × ${count}`;
   if (seconds) return `${name}, ${seconds} s`;
-  return name || "an operation";
+  return name || t("an operation");
 }
 
 /** Who moved the money: the person, or the agent with what allowed it (someone's approval, or the limits). */
@@ -51,18 +53,18 @@ function byText(entry) {
   if (entry.created_by) return entry.created_by;
   const order = entry.order;
   if (!order) return "—";
-  if (order.approved_by) return `Agent, approved by ${order.approved_by}`;
-  if (order.authorisation === "auto") return "Agent, within the limits";
-  return "Agent";
+  if (order.approved_by) return t("Agent, approved by {name}", { name: order.approved_by });
+  if (order.authorisation === "auto") return t("Agent, within the limits");
+  return t("Agent");
 }
 
 function problemText(error) {
   if (!(error instanceof ApiError)) return String(error);
   if (error.code === "role_required") {
-    const role = ROLE_NAMES[error.details.your_role] || "not allowed";
-    return `Not changed: only ${ROLE_NAMES[error.details.required_role] || "another role"} can do this, and you are ${role} in this workspace.`;
+    const role = t(ROLE_NAMES[error.details.your_role] || N_("not allowed"));
+    return t("Not changed: only {required} can do this, and you are {role} in this workspace.", { required: t(ROLE_NAMES[error.details.required_role] || N_("another role")), role });
   }
-  if (error.code === "person_required") return "Not approved: only a person signed in can approve spending.";
+  if (error.code === "person_required") return t("Not approved: only a person signed in can approve spending.");
   return error.message;
 }
 
@@ -100,10 +102,10 @@ export class BillingPanel {
     for (const id of ["policy-threshold", "policy-cap", "policy-save", "topup-amount", "topup-submit"]) {
       $(id).disabled = !owner;
     }
-    const who = ROLE_NAMES[this.role] || "not a member";
+    const who = t(ROLE_NAMES[this.role] || N_("not a member"));
     $("policy-hint").textContent = owner
-      ? "Above either limit, a person approves the spending first. 0 means every paid step is approved first."
-      : `Only an owner can change these limits or add credits; you are ${who} in this workspace.`;
+      ? t("Above either limit, a person approves the spending first. 0 means every paid step is approved first.")
+      : t("Only an owner can change these limits or add credits; you are {who} in this workspace.", { who });
     $("billing-panel").dataset.role = this.role || "";
   }
 
@@ -113,7 +115,7 @@ export class BillingPanel {
       await Promise.all([this.loadBalance(), this.loadHolds(), this.loadQuotes(), this.loadLedger()]);
       if ($("billing-notice").classList.contains("error")) this.notice(""); // read again: the failure is over
     } catch (error) {
-      this.notice(`The billing figures could not be read: ${problemText(error)}`);
+      this.notice(t("The billing figures could not be read: {problem}", { problem: problemText(error) }));
     }
   }
 
@@ -137,7 +139,7 @@ export class BillingPanel {
     $("balance-available").textContent = credits(balance.available);
     $("balance-held").textContent = credits(balance.held);
     $("balance-spent").textContent = credits(balance.spent_today);
-    $("balance-auto").textContent = `${credits(balance.auto_spent_today)} of ${credits(balance.policy.daily_no_confirm_cap)}`;
+    $("balance-auto").textContent = t("{spent} of {cap}", { spent: credits(balance.auto_spent_today), cap: credits(balance.policy.daily_no_confirm_cap) });
     const panel = $("billing-panel");
     panel.dataset.available = String(balance.available);
     panel.dataset.held = String(balance.held);
@@ -154,8 +156,8 @@ export class BillingPanel {
     $("policy").dataset.threshold = String(policy.no_confirm_threshold);
     $("policy").dataset.cap = String(policy.daily_no_confirm_cap);
     $("policy-updated").textContent = policy.is_default
-      ? "The workspace's default limits."
-      : `Last changed ${when(policy.updated_at)}.`;
+      ? t("The workspace's default limits.")
+      : t("Last changed {when}.", { when: when(policy.updated_at) });
   }
 
   async savePolicy() {
@@ -169,7 +171,7 @@ export class BillingPanel {
       const policy = await this.api.patch("/billing/policy/", body);
       for (const input of [$("policy-threshold"), $("policy-cap")]) delete input.dataset.shown; // saved: show what is stored
       this.showPolicy(policy);
-      status.textContent = `Saved: up to ${credits(policy.no_confirm_threshold)} per request and ${credits(policy.daily_no_confirm_cap)} a day without asking.`;
+      status.textContent = t("Saved: up to {threshold} per request and {cap} a day without asking.", { threshold: credits(policy.no_confirm_threshold), cap: credits(policy.daily_no_confirm_cap) });
       $("policy").dataset.saved = "true";
     } catch (error) {
       status.textContent = problemText(error);
@@ -184,7 +186,7 @@ export class BillingPanel {
     const amount = Number($("topup-amount").value);
     try {
       const balance = await this.api.post("/billing/topup/", { amount });
-      status.textContent = `Added ${credits(amount)}: ${credits(balance.available)} available.`;
+      status.textContent = t("Added {amount}: {available} available.", { amount: credits(amount), available: credits(balance.available) });
       await this.load();
     } catch (error) {
       status.textContent = problemText(error);
@@ -206,14 +208,14 @@ export class BillingPanel {
     const page = await this.api.get("/billing/orders/?status=held&limit=50");
     const list = $("holds");
     if (!page.results.length) {
-      list.replaceChildren(h("li", { class: "billing-empty", text: "Nothing held: no paid work is under way." }));
+      list.replaceChildren(h("li", { class: "billing-empty", text: t("Nothing held: no paid work is under way.") }));
       return;
     }
     list.replaceChildren(...page.results.map((order) => h("li", { class: "hold", "data-order": String(order.id) },
       h("strong", { text: credits(order.amount) }),
       ` · ${operationText(order.operation)}`,
       order.task ? ` · ${this.taskLabel(order.task)}` : "",
-      h("span", { class: "reason", text: ` · since ${when(order.created_at)}, ${AUTHORISATIONS[order.authorisation] || order.authorisation}` }))));
+      h("span", { class: "reason", text: ` · ${t("since {when}, {how}", { when: when(order.created_at), how: AUTHORISATIONS[order.authorisation] ? t(AUTHORISATIONS[order.authorisation]) : order.authorisation })}` }))));
   }
 
   // --- quotes -------------------------------------------------------------------------------------------
@@ -242,7 +244,7 @@ export class BillingPanel {
     const list = $("quotes");
     $("billing-panel").dataset.openQuotes = String(items.length);
     if (!items.length) {
-      list.replaceChildren(h("li", { class: "billing-empty", text: "Nothing is waiting for an approval." }));
+      list.replaceChildren(h("li", { class: "billing-empty", text: t("Nothing is waiting for an approval.") }));
       return;
     }
     const focused = list.contains(document.activeElement) ? document.activeElement.dataset.focusKey : null;
@@ -254,22 +256,22 @@ export class BillingPanel {
     const { card, quote } = item;
     const key = card ? `card-${card.id}` : `quote-${quote.id}`;
     const titleId = `${key}-quote-title`;
-    const subject = item.task ? this.taskLabel(item.task) : card?.payload?.run ? `Flow run #${card.payload.run}` : "no task";
+    const subject = item.task ? this.taskLabel(item.task) : card?.payload?.run ? t("Flow run #{id}", { id: card.payload.run }) : t("no task");
     const element = h("li", {
       class: "quote", "data-quote": quote ? String(quote.id) : "", "data-card": card ? String(card.id) : "", "aria-labelledby": titleId,
     },
-    h("p", { id: titleId, class: "quote-title" }, h("strong", { text: credits(item.amount) }), ` for ${operationText(item.operation, item.params)}`),
-    h("p", { class: "reason", text: `${subject}${quote ? ` · quote #${quote.id}, expires ${when(quote.expires_at)}` : ""}` }));
-    const actions = h("div", { class: "card-actions", role: "group", "aria-label": `Decide: ${credits(item.amount)} for ${operationText(item.operation, item.params)}` });
+    h("p", { id: titleId, class: "quote-title" }, h("strong", { text: credits(item.amount) }), t(" for {operation}", { operation: operationText(item.operation, item.params) })),
+    h("p", { class: "reason", text: `${subject}${quote ? ` · ${t("quote #{id}, expires {when}", { id: quote.id, when: when(quote.expires_at) })}` : ""}` }));
+    const actions = h("div", { class: "card-actions", role: "group", "aria-label": t("Decide: {amount} for {operation}", { amount: credits(item.amount), operation: operationText(item.operation, item.params) }) });
     if (card) {
-      actions.append(h("button", { type: "button", class: "link", "data-action": "show-card", "data-focus-key": `${key}-show`, onclick: () => this.onCard(card.id) }, "Show its card in the chat"));
+      actions.append(h("button", { type: "button", class: "link", "data-action": "show-card", "data-focus-key": `${key}-show`, onclick: () => this.onCard(card.id) }, t("Show its card in the chat")));
     }
     actions.append(h("button", {
       type: "button", class: "primary", "data-action": "approve", "data-focus-key": `${key}-approve`,
       disabled: !this.canApprove,
       "aria-describedby": this.canApprove ? null : "quotes-hint",
       onclick: (event) => this.approve(item, element, event.currentTarget),
-    }, card ? "Approve" : "Approve this quote"));
+    }, t(card ? "Approve" : "Approve this quote")));
     element.append(actions, h("p", { class: "error", role: "alert", hidden: true }));
     return element;
   }
@@ -280,7 +282,7 @@ export class BillingPanel {
     try {
       if (item.card) await this.api.post(`/cards/${item.card.id}/actions/`, { action: "approve" });
       else await this.api.post("/billing/approvals/", { quote: item.quote.id });
-      this.notice(`Approved ${credits(item.amount)} for ${operationText(item.operation, item.params)}.`, { alert: false });
+      this.notice(t("Approved {amount} for {operation}.", { amount: credits(item.amount), operation: operationText(item.operation, item.params) }), { alert: false });
       $("quotes-heading").focus(); // the item goes away; the keyboard stays in the list's place
       await this.load();
     } catch (error) {
@@ -304,7 +306,7 @@ export class BillingPanel {
     $("ledger-rows").replaceChildren(...page.results.map((entry) => h("tr", { "data-entry": String(entry.id), "data-kind": entry.kind },
       h("td", { text: when(entry.created_at) }),
       h("td", {},
-        LEDGER_KINDS[entry.kind] || entry.kind,
+        LEDGER_KINDS[entry.kind] ? t(LEDGER_KINDS[entry.kind]) : entry.kind,
         entry.order ? h("span", { class: "reason", text: ` · ${operationText(entry.order.operation)}${entry.order.task ? ` · ${this.taskLabel(entry.order.task)}` : ""}` }) : null,
         // A memo that only repeats the kind ("Top-up · top-up") says nothing more.
         entry.memo && !entry.order && entry.memo.toLowerCase() !== (LEDGER_KINDS[entry.kind] || entry.kind).toLowerCase()
@@ -313,7 +315,7 @@ export class BillingPanel {
       h("td", { class: "num", text: signed(entry.delta_held) }),
       h("td", { text: byText(entry) }))));
     const last = Math.min(start + page.results.length, page.count);
-    $("ledger-position").textContent = page.count ? `${start + 1}–${last} of ${page.count}` : "No movements yet";
+    $("ledger-position").textContent = page.count ? t("{first}–{last} of {count}", { first: start + 1, last, count: page.count }) : t("No movements yet");
     $("ledger-newer").disabled = start === 0;
     $("ledger-older").disabled = last >= page.count;
     // A disabled button cannot keep the keyboard: hand it to the other one.

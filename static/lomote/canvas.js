@@ -8,6 +8,7 @@
 
 import { ApiError, fetchText } from "./api.js";
 import { h } from "./dom.js";
+import { N_, t } from "./i18n.js";
 import { FlowEditor } from "./flow_editor.js";
 import { ProvenanceView } from "./provenance.js";
 import { modelThumbnail, modelViewer } from "./viewer3d.js";
@@ -37,9 +38,9 @@ function isPlayableVideo(mediaType) {
 }
 
 function authorText(author, describeTask) {
-  if (!author) return "someone";
-  if (author.type === "task") return describeTask ? describeTask(author.task) : `task #${author.task}`;
-  if (author.type === "user") return author.username || `user #${author.id}`;
+  if (!author) return t("someone");
+  if (author.type === "task") return describeTask ? describeTask(author.task) : t("task #{id}", { id: author.task });
+  if (author.type === "user") return author.username || t("user #{id}", { id: author.id });
   return author.name || author.type;
 }
 
@@ -101,11 +102,11 @@ export class Canvas {
   }
 
   /** A link that saves one version's file; its accessible name says which. */
-  downloadLink(artifact, number, text = "Download") {
+  downloadLink(artifact, number, text = t("Download")) {
     return h("a", {
       class: "download", href: this.downloadUrl(artifact.id, number), download: "",
       // The visible text starts the accessible name (WCAG 2.5.3), the artifact's title completes it.
-      "aria-label": `${text} (version ${number} of ${artifact.title})`, "data-version": String(number),
+      "aria-label": t("{text} (version {number} of {title})", { text, number, title: artifact.title }), "data-version": String(number),
     }, text);
   }
 
@@ -131,11 +132,11 @@ export class Canvas {
       }
       return h("img", { src: url, alt: artifact.title });
     }
-    const label = { flow: "Flow", "3d": "3D" }[artifact.kind] || "Doc";
+    const label = { flow: "Flow", "3d": "3D" }[artifact.kind] || t("Doc");
     const icon = h("div", { class: `doc-icon ${artifact.kind}`, "aria-hidden": "true", text: label });
     if (artifact.kind !== "3d") return icon;
     // A model shows a still of itself once rendered; the 3D badge stays in its corner (alone if it cannot load).
-    const still = h("img", { class: "model-thumb", alt: `${artifact.title} (3D model)`, hidden: true });
+    const still = h("img", { class: "model-thumb", alt: t("{title} (3D model)", { title: artifact.title }), hidden: true });
     const frame = h("div", { class: "model-tile" }, still, icon);
     modelThumbnail(url).then((src) => {
       still.src = src;
@@ -229,13 +230,13 @@ export class Canvas {
     this.view.seenVersion = data.version;
     this.view.artifact = detail;
     this.renderVersions();
-    this.notice(`Version ${data.version} was added by ${authorText(data.author, this.describeTask)} while you were viewing this.`, data.version);
+    this.notice(t("Version {version} was added by {author} while you were viewing this.", { version: data.version, author: authorText(data.author, this.describeTask) }), data.version);
     // A Flow shows the other writer's edit at once; a node with unsaved changes keeps the version it was read at.
     if (detail.kind === "flow") await this.flowEditor.open({ live: true });
   }
 
   async create(kind, graph = SAMPLE_FLOW) {
-    const title = kind === "flow" ? "Untitled Flow" : "Untitled document";
+    const title = t(kind === "flow" ? N_("Untitled Flow") : N_("Untitled document"));
     const body = kind === "flow" ? { kind, title, graph } : { kind, title, content: "" };
     try {
       const artifact = await this.api.post("/artifacts/", body);
@@ -251,7 +252,7 @@ export class Canvas {
   async loadTemplates() {
     try {
       const templates = await this.api.get("/flow-templates/");
-      document.getElementById("new-flow-from").append(...templates.map((t) => h("option", { value: `template:${t.name}`, text: `the template “${t.title || t.name}”` })));
+      document.getElementById("new-flow-from").append(...templates.map((template) => h("option", { value: `template:${template.name}`, text: t("the template “{title}”", { title: template.title || template.name }) })));
     } catch { /* the sample and the empty canvas stay */ }
   }
 
@@ -314,8 +315,8 @@ export class Canvas {
     // The header's Download saves the version on screen (the current one until another is picked).
     const download = document.getElementById("viewer-download");
     download.href = this.downloadUrl(artifact.id, this.view.number);
-    download.textContent = `Download v${this.view.number}`;
-    download.setAttribute("aria-label", `${download.textContent} (version ${this.view.number} of ${artifact.title})`);
+    download.textContent = t("Download v{number}", { number: this.view.number });
+    download.setAttribute("aria-label", t("{text} (version {number} of {title})", { text: download.textContent, number: this.view.number, title: artifact.title }));
     document.getElementById("versions").replaceChildren(
       ...artifact.versions.map((v) =>
         h(
@@ -330,11 +331,11 @@ export class Canvas {
           h("button", {
             type: "button",
             class: "how",
-            "aria-label": `How was this made: version ${v.number}`,
+            "aria-label": t("How was this made: version {number}", { number: v.number }),
             "aria-controls": "provenance",
             "aria-expanded": "false",
             onclick: () => this.provenance.toggle(artifact.id, v.number),
-          }, "How was this made"),
+          }, t("How was this made")),
           this.downloadLink(artifact, v.number),
         ),
       ),
@@ -359,7 +360,7 @@ export class Canvas {
     if (artifact.kind === "document" || artifact.kind === "flow") {
       const text = await fetchText(this.fileUrl(artifact.id, number));
       viewerBody().querySelector(".version-preview")?.remove();
-      viewerBody().append(h("section", { class: "version-preview", "aria-label": `Version ${number}` }, h("h4", { text: `Version ${number}` }), h("pre", { text }), this.downloadLink(artifact, number, `Download v${number}`)));
+      viewerBody().append(h("section", { class: "version-preview", "aria-label": t("Version {number}", { number }) }, h("h4", { text: t("Version {number}", { number }) }), h("pre", { text }), this.downloadLink(artifact, number, t("Download v{number}", { number }))));
       return;
     }
     this.view.number = number;
@@ -371,22 +372,22 @@ export class Canvas {
     const { artifact } = this.view;
     const version = artifact.versions.find((v) => v.number === number) || {};
     if (artifact.kind === "3d") {
-      viewerBody().replaceChildren(modelViewer({ url: this.fileUrl(artifact.id, number), title: artifact.title, caption: `Version ${number}` }));
+      viewerBody().replaceChildren(modelViewer({ url: this.fileUrl(artifact.id, number), title: artifact.title, caption: t("Version {number}", { number }) }));
       return;
     }
-    viewerBody().replaceChildren(h("figure", { class: "media" }, this.preview({ ...artifact, media_type: version.media_type }, number), h("figcaption", { text: `Version ${number}` })));
+    viewerBody().replaceChildren(h("figure", { class: "media" }, this.preview({ ...artifact, media_type: version.media_type }, number), h("figcaption", { text: t("Version {number}", { number }) })));
   }
 
   notice(text, version) {
     const actions = [];
     if (this.view && this.view.artifact.kind === "document") {
-      actions.push(h("button", { type: "button", onclick: () => this.loadLatestDocument() }, "Load the latest version"));
+      actions.push(h("button", { type: "button", onclick: () => this.loadLatestDocument() }, t("Load the latest version")));
     } else if (this.view && this.view.artifact.kind === "flow") {
-      actions.push(h("button", { type: "button", onclick: () => this.openFlow() }, "Reload the Flow"));
+      actions.push(h("button", { type: "button", onclick: () => this.openFlow() }, t("Reload the Flow")));
     } else if (this.view) {
-      actions.push(h("button", { type: "button", onclick: () => this.showVersion(version) }, `Show v${version}`));
+      actions.push(h("button", { type: "button", onclick: () => this.showVersion(version) }, t("Show v{version}", { version })));
     }
-    notices().append(h("div", { class: "notice", role: "status", "data-version": String(version) }, h("span", { text }), ...actions, h("button", { type: "button", "aria-label": "Dismiss notice", onclick: (e) => e.target.closest(".notice").remove() }, "×")));
+    notices().append(h("div", { class: "notice", role: "status", "data-version": String(version) }, h("span", { text }), ...actions, h("button", { type: "button", "aria-label": t("Dismiss notice"), onclick: (e) => e.target.closest(".notice").remove() }, "×")));
   }
 
   // --- the person's own files --------------------------------------------------------------------------
@@ -455,12 +456,12 @@ export class Canvas {
     let code = "";
     let done = 0;
     for (const [index, file] of files.entries()) {
-      const label = files.length > 1 ? `${file.name} (${index + 1} of ${files.length})` : file.name;
-      this.busy(true, `Uploading ${label}…`);
+      const label = files.length > 1 ? t("{name} ({index} of {count})", { name: file.name, index: index + 1, count: files.length }) : file.name;
+      this.busy(true, t("Uploading {label}…", { label }));
       const form = new FormData();
       form.append("file", file, file.name);
       try {
-        const artifact = await this.api.upload("/artifacts/upload/", form, { onProgress: (f) => this.progress(`Uploading ${label}…`, f) });
+        const artifact = await this.api.upload("/artifacts/upload/", form, { onProgress: (f) => this.progress(t("Uploading {label}…", { label }), f) });
         this.myVersions.add(`${artifact.id}:${artifact.current_version}`);
         this.showTile(this.tileOf(artifact));
         done += 1;
@@ -471,7 +472,7 @@ export class Canvas {
     }
     this.busy(false);
     this.uploading = false;
-    this.say(done ? `Uploaded ${done} of ${files.length} file${files.length > 1 ? "s" : ""}.` : "");
+    this.say(done ? t(files.length > 1 ? "Uploaded {done} of {count} files." : "Uploaded {done} of {count} file.", { done, count: files.length }) : "");
     this.showUploadError(refused, code);
   }
 
@@ -481,15 +482,15 @@ export class Canvas {
     const { artifact } = this.view;
     this.uploading = true;
     this.showUploadError([]);
-    this.busy(true, `Uploading ${file.name} as a new version…`);
+    this.busy(true, t("Uploading {name} as a new version…", { name: file.name }));
     const form = new FormData();
     form.append("file", file, file.name);
     form.append("base_version", String(artifact.current_version));
     try {
-      const detail = await this.api.upload(`/artifacts/${artifact.id}/versions/upload/`, form, { onProgress: (f) => this.progress(`Uploading ${file.name}…`, f) });
+      const detail = await this.api.upload(`/artifacts/${artifact.id}/versions/upload/`, form, { onProgress: (f) => this.progress(t("Uploading {label}…", { label: file.name }), f) });
       this.myVersions.add(`${detail.id}:${detail.current_version}`);
       this.showTile(this.tileOf(detail));
-      this.say(`Version ${detail.current_version} of “${detail.title}” uploaded.`);
+      this.say(t("Version {version} of “{title}” uploaded.", { version: detail.current_version, title: detail.title }));
       await this.open(detail.id);
     } catch (error) {
       this.say("");
@@ -509,7 +510,7 @@ export class Canvas {
       viewer().dataset.delete = "asked";
       notices().replaceChildren(
         h("div", { class: "notice", role: "status", "data-delete": "asked" },
-          h("span", { text: `Confirm the deletion of “${artifact.title}” on its card in the chat. Nothing is deleted until then.` })),
+          h("span", { text: t("Confirm the deletion of “{title}” on its card in the chat. Nothing is deleted until then.", { title: artifact.title }) })),
       );
       if (this.onCard) await this.onCard(answer.card.id);
     } catch (error) {
@@ -523,8 +524,8 @@ export class Canvas {
     this.artifacts.delete(artifactId);
     grid().querySelector(`[data-artifact="${artifactId}"]`)?.remove();
     if (this.view && this.view.artifact.id === artifactId) this.close();
-    const by = data && data.by && data.by.username ? ` by ${data.by.username}` : "";
-    this.say(`“${(data && data.title) || `Artifact #${artifactId}`}” was deleted${by}.`);
+    const by = data && data.by && data.by.username ? t(" by {name}", { name: data.by.username }) : "";
+    this.say(t("“{title}” was deleted{by}.", { title: (data && data.title) || t("Artifact #{id}", { id: artifactId }), by }));
   }
 
   // --- document editor ----------------------------------------------------------------------------------
@@ -535,13 +536,13 @@ export class Canvas {
     this.view.base = artifact.current_version;
     const editor = h("textarea", { id: "doc-editor", rows: "12", class: "doc-editor" });
     editor.value = text;
-    const status = h("p", { id: "doc-status", class: "doc-status", role: "status", "aria-live": "polite", text: `Editing version ${this.view.base}` });
+    const status = h("p", { id: "doc-status", class: "doc-status", role: "status", "aria-live": "polite", text: t("Editing version {number}", { number: this.view.base }) });
     const form = h(
       "form",
       { class: "doc-form", onsubmit: (e) => { e.preventDefault(); this.saveDocument(editor.value, this.view.base); } },
-      h("label", { for: "doc-editor", text: "Document text" }),
+      h("label", { for: "doc-editor", text: t("Document text") }),
       editor,
-      h("div", { class: "row" }, h("button", { type: "submit", id: "doc-save", class: "primary" }, "Save"), status),
+      h("div", { class: "row" }, h("button", { type: "submit", id: "doc-save", class: "primary" }, t("Save")), status),
     );
     viewerBody().replaceChildren(form, h("section", { id: "conflict", class: "conflict", hidden: true, "aria-live": "assertive" }));
   }
@@ -562,7 +563,7 @@ export class Canvas {
       this.view.base = written.version;
       this.view.seenVersion = Math.max(this.view.seenVersion, written.version);
       document.getElementById("conflict").hidden = true;
-      status.textContent = `Saved as version ${written.version}`;
+      status.textContent = t("Saved as version {number}", { number: written.version });
       this.view.artifact = await this.api.get(`/artifacts/${artifact.id}/`);
       this.renderVersions();
     } catch (error) {
@@ -583,16 +584,16 @@ export class Canvas {
     const theirsBox = h("textarea", { id: "conflict-theirs", readonly: true, rows: "8" });
     theirsBox.value = theirs;
     panel.replaceChildren(
-      h("h4", { role: "alert", text: `Not saved: version ${currentVersion} was written while you edited version ${this.view.base}.` }),
+      h("h4", { role: "alert", text: t("Not saved: version {current} was written while you edited version {base}.", { current: currentVersion, base: this.view.base }) }),
       h("div", { class: "side-by-side" },
-        h("div", {}, h("label", { for: "conflict-mine", text: "Your text" }), mineBox),
-        h("div", {}, h("label", { for: "conflict-theirs", text: `Current version (v${currentVersion})` }), theirsBox)),
+        h("div", {}, h("label", { for: "conflict-mine", text: t("Your text") }), mineBox),
+        h("div", {}, h("label", { for: "conflict-theirs", text: t("Current version (v{number})", { number: currentVersion }) }), theirsBox)),
       h("div", { class: "row" },
-        h("button", { type: "button", id: "keep-mine", class: "primary", onclick: () => this.saveDocument(mine, currentVersion) }, "Keep mine on top of latest"),
-        h("button", { type: "button", id: "take-theirs", onclick: () => this.takeTheirs(theirs, currentVersion) }, "Take theirs")),
+        h("button", { type: "button", id: "keep-mine", class: "primary", onclick: () => this.saveDocument(mine, currentVersion) }, t("Keep mine on top of latest")),
+        h("button", { type: "button", id: "take-theirs", onclick: () => this.takeTheirs(theirs, currentVersion) }, t("Take theirs"))),
     );
     panel.hidden = false;
-    document.getElementById("doc-status").textContent = `Conflict with version ${currentVersion}`;
+    document.getElementById("doc-status").textContent = t("Conflict with version {number}", { number: currentVersion });
   }
 
   async takeTheirs(theirs, currentVersion) {
@@ -600,7 +601,7 @@ export class Canvas {
     this.view.base = currentVersion;
     this.view.seenVersion = Math.max(this.view.seenVersion, currentVersion);
     document.getElementById("conflict").hidden = true;
-    document.getElementById("doc-status").textContent = `Editing version ${currentVersion}`;
+    document.getElementById("doc-status").textContent = t("Editing version {number}", { number: currentVersion });
     this.view.artifact = await this.api.get(`/artifacts/${this.view.artifact.id}/`);
     this.renderVersions();
   }

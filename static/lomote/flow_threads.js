@@ -5,16 +5,17 @@
 
 import { ApiError } from "./api.js";
 import { h, progressBar } from "./dom.js";
+import { N_, t } from "./i18n.js";
 
 const DEFAULT_MESSAGES = 20;
 const MAX_MESSAGES = 50;
 const ENDED = ["done", "failed", "cancelled"];
 const RUN_STATUS = {
-  awaiting_approval: "waits for a spending approval (see its quote card)",
-  running: "running",
-  done: "done",
-  failed: "failed",
-  cancelled: "did not run",
+  awaiting_approval: N_("waits for a spending approval (see its quote card)"),
+  running: N_("running"),
+  done: N_("done"),
+  failed: N_("failed"),
+  cancelled: N_("did not run"),
 };
 
 function threadKey(thread) {
@@ -35,7 +36,7 @@ export class FlowThreads {
   }
 
   where(thread) {
-    return thread === "main" ? "in Main" : `in ${this.taskLabel(thread.task)}`;
+    return thread === "main" ? t("in Main") : t("in {task}", { task: this.taskLabel(thread.task) });
   }
 
   title(artifactId) {
@@ -49,21 +50,21 @@ export class FlowThreads {
 
   /** A form that runs a chosen Flow over `thread` ("main" or {task: id}); ids are made unique by `prefix`. */
   form(thread, prefix) {
-    const select = h("select", { id: `${prefix}-flow` }, h("option", { value: "", text: "Loading Flows…" }));
+    const select = h("select", { id: `${prefix}-flow` }, h("option", { value: "", text: t("Loading Flows…") }));
     const count = h("input", { id: `${prefix}-messages`, type: "number", min: "1", max: String(MAX_MESSAGES), step: "1", value: String(DEFAULT_MESSAGES) });
     const status = h("p", { id: `${prefix}-status`, class: "billing-status", role: "status", "aria-live": "polite" });
-    const button = h("button", { type: "submit", id: `${prefix}-run` }, "Run the Flow");
+    const button = h("button", { type: "submit", id: `${prefix}-run` }, t("Run the Flow"));
     const form = h("form", {
       class: "inline-form flow-thread-form",
       "data-thread": threadKey(thread),
       onsubmit: (event) => { event.preventDefault(); this.start(thread, select, count, status, button); },
     },
     h("label", { for: `${prefix}-flow`, text: "Flow" }), select,
-    h("label", { for: `${prefix}-messages`, text: "over the last" }), count,
-    h("span", { text: "messages" }), button, status);
+    h("label", { for: `${prefix}-messages`, text: t("over the last") }), count,
+    h("span", { text: t("messages") }), button, status);
     this.api.get("/artifacts/?kind=flow&limit=100").then((page) => {
       const flows = page.results || [];
-      select.replaceChildren(...(flows.length ? flows.map((f) => h("option", { value: String(f.id), text: f.title })) : [h("option", { value: "", text: "No Flow in this workspace yet" })]));
+      select.replaceChildren(...(flows.length ? flows.map((f) => h("option", { value: String(f.id), text: f.title })) : [h("option", { value: "", text: t("No Flow in this workspace yet") })]));
       button.disabled = flows.length === 0;
     }).catch((error) => { status.textContent = error.message; });
     return form;
@@ -78,8 +79,8 @@ export class FlowThreads {
       this.show({ run: run.id, artifact: run.artifact_id, status: run.status, thread: run.thread });
       for (const node of run.nodes || []) this.node({ run: run.id, node: node.node_id, status: node.status }, false);
       status.textContent = run.status === "awaiting_approval"
-        ? `Run #${run.id} waits for a spending approval of ${run.cost} credits: see its quote card in the chat.`
-        : `Run #${run.id} started: its steps, then its result, show in the chat.`;
+        ? t("Run #{id} waits for a spending approval of {cost} credits: see its quote card in the chat.", { id: run.id, cost: run.cost })
+        : t("Run #{id} started: its steps, then its result, show in the chat.", { id: run.id });
       if (run.card && run.card.status === "open") this.onCard(run.card.id);
     } catch (error) {
       status.textContent = error instanceof ApiError ? error.message : String(error);
@@ -102,15 +103,15 @@ export class FlowThreads {
     if (run) return run;
     const label = h("p", { class: "who" });
     const status = h("p", { class: "flow-run-status", role: "status" });
-    const bar = progressBar(0, `Flow run ${data.run} progress`);
-    const nodes = h("ol", { class: "flow-run-nodes", "aria-label": `Steps of Flow run ${data.run}` });
+    const bar = progressBar(0, t("Flow run {id} progress", { id: data.run }));
+    const nodes = h("ol", { class: "flow-run-nodes", "aria-label": t("Steps of Flow run {id}", { id: data.run }) });
     const element = h("li", { class: "msg flow-run", "data-run": String(data.run), "data-thread": threadKey(data.thread) }, label, status, bar, nodes);
     run = { element, label, status, bar, nodes, nodeStatus: new Map(), thread: data.thread, runStatus: null, fetched: false };
     this.runs.set(data.run, run);
     this.chat.append(element);
     this.scroll();
-    label.textContent = `Flow run #${data.run} ${this.where(data.thread)}`;
-    if (data.artifact) this.title(data.artifact).then((title) => { label.textContent = `Flow “${title}” · run #${data.run} ${this.where(data.thread)}`; });
+    label.textContent = `${t("Flow run #{id}", { id: data.run })} ${this.where(data.thread)}`;
+    if (data.artifact) this.title(data.artifact).then((title) => { label.textContent = `${t("Flow “{title}” · run #{id}", { title, id: data.run })} ${this.where(data.thread)}`; });
     // The run's nodes, for the ones no event has named yet (events are newer than this answer).
     this.api.get(`/flow-runs/${data.run}/`).then((detail) => {
       for (const node of detail.nodes || []) if (!run.nodeStatus.has(node.node_id)) this.node({ run: data.run, node: node.node_id, status: node.status }, false);
@@ -136,7 +137,7 @@ export class FlowThreads {
       run.nodes.append(item);
     }
     const badge = item.querySelector(".badge");
-    badge.textContent = data.status;
+    badge.textContent = t(data.status);
     badge.dataset.nodeStatus = data.status;
     item.dataset.nodeStatus = data.status;
     this.render(run, data.run);
@@ -148,8 +149,8 @@ export class FlowThreads {
     const ended = ENDED.includes(run.runStatus);
     run.bar.value = statuses.length ? Math.round((100 * settled) / statuses.length) : 0;
     run.bar.hidden = ended;
-    const nodes = statuses.length ? ` · ${settled}/${statuses.length} steps` : "";
-    run.status.textContent = `Run #${runId}: ${RUN_STATUS[run.runStatus] || run.runStatus || "starting"}${ended ? "" : nodes}`;
+    const nodes = statuses.length ? ` · ${t("{settled}/{total} steps", { settled, total: statuses.length })}` : "";
+    run.status.textContent = `${t("Run #{id}:", { id: runId })} ${RUN_STATUS[run.runStatus] ? t(RUN_STATUS[run.runStatus]) : run.runStatus || t("starting")}${ended ? "" : nodes}`;
   }
 
   // --- results --------------------------------------------------------------------------------------------
@@ -159,7 +160,7 @@ export class FlowThreads {
     if (this.results.has(key)) return null;
     this.results.add(key);
     const item = h("li", { class: "msg flow-result", "data-result": key, "data-run": String(runId || ""), "data-thread": threadKey(thread) },
-      h("p", { class: "who", text: `Flow result ${this.where(thread)}` }),
+      h("p", { class: "who", text: `${t("Flow result")} ${this.where(thread)}` }),
       h("p", { class: "text", dir: "auto", text }));
     const run = runId ? this.runs.get(runId) : null;
     if (run) run.element.after(item);

@@ -5,18 +5,19 @@
 
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
+import { N_, t } from "./i18n.js";
 
 const ROLES = [
-  ["viewer", "Viewer"],
-  ["editor", "Editor"],
-  ["owner", "Owner"],
+  ["viewer", N_("Viewer")],
+  ["editor", N_("Editor")],
+  ["owner", N_("Owner")],
 ];
 const ROLE_NAMES = Object.fromEntries(ROLES);
 
 const $ = (id) => document.getElementById(id);
 
 function roleSelect(id, selected) {
-  const select = h("select", { id }, ...ROLES.map(([value, label]) => h("option", { value, text: label })));
+  const select = h("select", { id }, ...ROLES.map(([value, label]) => h("option", { value, text: t(label) })));
   select.value = selected;
   select.dataset.saved = selected;
   return select;
@@ -25,14 +26,14 @@ function roleSelect(id, selected) {
 /** A refusal said in the person's terms; the API's own message when there is nothing better to say. */
 export function refusalText(error, { username } = {}) {
   if (!(error instanceof ApiError)) return String(error);
-  if (error.code === "already_member") return `${username || "That person"} is already a member of this workspace.`;
-  if (error.code === "last_owner") return "A workspace must keep at least one owner: make someone else owner first.";
-  if (error.status === 403) return "Only owners can invite people or change roles.";
+  if (error.code === "already_member") return t("{name} is already a member of this workspace.", { name: username || t("That person") });
+  if (error.code === "last_owner") return t("A workspace must keep at least one owner: make someone else owner first.");
+  if (error.status === 403) return t("Only owners can invite people or change roles.");
   if (error.status === 400 && error.details && error.details.fields && error.details.fields.user) {
-    return `Nobody has the username or email “${username}”. Check the spelling: they need an account first.`;
+    return t("Nobody has the username or email “{name}”. Check the spelling: they need an account first.", { name: username });
   }
   if (error.status === 400 && error.details && error.details.fields && error.details.fields.role) {
-    return "Pick viewer, editor or owner.";
+    return t("Pick viewer, editor or owner.");
   }
   return error.message;
 }
@@ -62,10 +63,11 @@ export class MembersPanel {
   /** A member.* event: reload once the burst is over, and say what happened. */
   apply(event) {
     const data = (event && event.data) || {};
-    const by = data.by && data.by.username ? ` (by ${data.by.username})` : "";
-    if (event.kind === "member.added") this.notice(`${data.user} joined as ${ROLE_NAMES[data.role] || data.role}${by}.`);
-    else if (event.kind === "member.role_changed") this.notice(`${data.user} is now ${ROLE_NAMES[data.role] || data.role}${by}.`);
-    else if (event.kind === "member.removed") this.notice(`${data.user} is no longer a member${by}.`);
+    const by = data.by && data.by.username ? t(" (by {name})", { name: data.by.username }) : "";
+    const role = ROLE_NAMES[data.role] ? t(ROLE_NAMES[data.role]) : data.role;
+    if (event.kind === "member.added") this.notice(t("{user} joined as {role}{by}.", { user: data.user, role, by }));
+    else if (event.kind === "member.role_changed") this.notice(t("{user} is now {role}{by}.", { user: data.user, role, by }));
+    else if (event.kind === "member.removed") this.notice(t("{user} is no longer a member{by}.", { user: data.user, by }));
     clearTimeout(this.reloading);
     this.reloading = setTimeout(() => this.load().catch((error) => this.problem(error)), 100);
   }
@@ -101,19 +103,19 @@ export class MembersPanel {
     body.dataset.mode = mode;
     const parts = [
       h("p", { id: "members-notice", class: "members-notice", role: "status", "aria-live": "polite", hidden: true }),
-      h("ul", { id: "members", class: "members", "aria-label": "Members and their roles" }),
+      h("ul", { id: "members", class: "members", "aria-label": t("Members and their roles") }),
       h("p", { id: "members-error", class: "error", role: "alert", hidden: true }),
     ];
     if (mode === "owner") {
-      const user = h("input", { id: "member-invite-user", type: "text", maxlength: "254", autocomplete: "off", required: true, placeholder: "username or email" });
+      const user = h("input", { id: "member-invite-user", type: "text", maxlength: "254", autocomplete: "off", required: true, placeholder: t("username or email") });
       parts.push(h("form", { id: "member-invite", class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.invite(); } },
-        h("label", { for: "member-invite-user", text: "Invite by username" }),
+        h("label", { for: "member-invite-user", text: t("Invite by username") }),
         user,
-        h("label", { for: "member-invite-role", text: "as" }),
+        h("label", { for: "member-invite-role", text: t("as") }),
         roleSelect("member-invite-role", "viewer"),
-        h("button", { type: "submit", id: "member-invite-send" }, "Invite")));
+        h("button", { type: "submit", id: "member-invite-send" }, t("Invite"))));
     } else {
-      parts.push(h("p", { class: "reason", id: "members-read-only", text: "Only owners can invite people or change roles." }));
+      parts.push(h("p", { class: "reason", id: "members-read-only", text: t("Only owners can invite people or change roles.") }));
     }
     body.replaceChildren(...parts);
   }
@@ -130,7 +132,7 @@ export class MembersPanel {
     const owner = this.mode === "owner";
     list.replaceChildren(...this.members.map((member) => {
       const you = member.user_id === this.userId;
-      const name = h("span", { class: "member-name" }, h("bdi", { text: member.username }), you ? h("span", { class: "reason", text: " (you)" }) : null);
+      const name = h("span", { class: "member-name" }, h("bdi", { text: member.username }), you ? h("span", { class: "reason", text: ` ${t("(you)")}` }) : null);
       const item = h("li", { class: "member", "data-member": String(member.id), "data-username": member.username, "data-role": member.role }, name);
       if (owner) {
         const selectId = `member-${member.id}-role`;
@@ -138,11 +140,11 @@ export class MembersPanel {
         const pending = picked.get(selectId);
         if (pending && pending.saved === member.role) select.value = pending.value;
         item.append(h("form", { class: "member-role", onsubmit: (e) => { e.preventDefault(); this.changeRole(member, select.value); } },
-          h("label", { for: selectId, class: "visually-hidden", text: `Role of ${member.username}` }),
+          h("label", { for: selectId, class: "visually-hidden", text: t("Role of {name}", { name: member.username }) }),
           select,
-          h("button", { type: "submit", id: `member-${member.id}-save`, "aria-label": `Change role of ${member.username}` }, "Change role")));
+          h("button", { type: "submit", id: `member-${member.id}-save`, "aria-label": t("Change role of {name}", { name: member.username }) }, t("Change role"))));
       } else {
-        item.append(h("span", { class: "badge member-role-name", "data-role": member.role, text: ROLE_NAMES[member.role] || member.role }));
+        item.append(h("span", { class: "badge member-role-name", "data-role": member.role, text: ROLE_NAMES[member.role] ? t(ROLE_NAMES[member.role]) : member.role }));
       }
       return item;
     }));
@@ -156,7 +158,7 @@ export class MembersPanel {
     const username = input.value.trim();
     const role = $("member-invite-role").value;
     if (!username) {
-      this.problem(new Error("Type the username (or email) of the person to invite."));
+      this.problem(new Error(t("Type the username (or email) of the person to invite.")));
       input.focus();
       return;
     }
@@ -166,7 +168,7 @@ export class MembersPanel {
     try {
       const member = await this.api.post("/members/", { user: username, role });
       input.value = "";
-      this.notice(`${member.username} joined as ${ROLE_NAMES[member.role] || member.role}.`);
+      this.notice(t("{user} joined as {role}{by}.", { user: member.username, role: ROLE_NAMES[member.role] ? t(ROLE_NAMES[member.role]) : member.role, by: "" }));
       await this.load();
     } catch (error) {
       this.problem(error, { username });
@@ -179,12 +181,12 @@ export class MembersPanel {
   async changeRole(member, role) {
     this.problem(null);
     if (role === member.role) {
-      this.notice(`${member.username} is already ${ROLE_NAMES[role] || role}.`);
+      this.notice(t("{user} is already {role}.", { user: member.username, role: ROLE_NAMES[role] ? t(ROLE_NAMES[role]) : role }));
       return;
     }
     try {
       const updated = await this.api.patch(`/members/${member.id}/`, { role });
-      this.notice(`${updated.username} is now ${ROLE_NAMES[updated.role] || updated.role}.`);
+      this.notice(t("{user} is now {role}{by}.", { user: updated.username, role: ROLE_NAMES[updated.role] ? t(ROLE_NAMES[updated.role]) : updated.role, by: "" }));
       await this.load();
     } catch (error) {
       this.problem(error, { username: member.username });

@@ -5,22 +5,23 @@
 
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
+import { N_, t } from "./i18n.js";
 
 const KINDS = {
-  preference: "preference",
-  instruction: "one-off instruction",
-  fact: "fact",
-  hypothesis: "hypothesis (inferred)",
+  preference: N_("preference"),
+  instruction: N_("one-off instruction"),
+  fact: N_("fact"),
+  hypothesis: N_("hypothesis (inferred)"),
 };
-const ROLES = { origin: "stated in", refine: "refined by", confirm: "confirmed by", supersedes: "replaces" };
+const ROLES = { origin: N_("stated in"), refine: N_("refined by"), confirm: N_("confirmed by"), supersedes: N_("replaces") };
 const SOURCES = {
-  statement: "a direct statement",
-  main_message: "a message to Main",
-  task_message: "a task message",
-  artifact_version: "a document version",
-  tool_output: "a tool's output",
-  web: "a web page",
-  agent_output: "the agent's own words",
+  statement: N_("a direct statement"),
+  main_message: N_("a message to Main"),
+  task_message: N_("a task message"),
+  artifact_version: N_("a document version"),
+  tool_output: N_("a tool's output"),
+  web: N_("a web page"),
+  agent_output: N_("the agent's own words"),
 };
 
 const $ = (id) => document.getElementById(id);
@@ -59,7 +60,7 @@ export class MemoryPanel {
   /** A memory event: reload once the burst is over (a forget moves several rows at once). */
   apply(event) {
     if (event && event.kind === "memory.forgotten") {
-      this.notice("Forgotten: what was built on it was erased and rebuilt from what remains, and the profile moved to a new version.");
+      this.notice(t("Forgotten: what was built on it was erased and rebuilt from what remains, and the profile moved to a new version."));
     }
     clearTimeout(this.reloading);
     this.reloading = setTimeout(() => this.load().catch((error) => this.notice(error.message)), 100);
@@ -71,9 +72,9 @@ export class MemoryPanel {
   }
 
   who(userId) {
-    if (userId === null || userId === undefined) return "not a person";
-    if (userId === this.userId) return "you";
-    return this.members.get(userId) || `member #${userId}`;
+    if (userId === null || userId === undefined) return t("not a person");
+    if (userId === this.userId) return t("you");
+    return this.members.get(userId) || t("member #{id}", { id: userId });
   }
 
   // --- memories -----------------------------------------------------------------------------------------
@@ -81,7 +82,7 @@ export class MemoryPanel {
   renderMemories(memories) {
     const list = $("memories");
     if (!memories.length) {
-      list.replaceChildren(h("li", { class: "memory-empty", text: "Nothing remembered yet." }));
+      list.replaceChildren(h("li", { class: "memory-empty", text: t("Nothing remembered yet.") }));
       return;
     }
     list.replaceChildren(...memories.map((memory) => this.renderMemory(memory)));
@@ -99,19 +100,19 @@ export class MemoryPanel {
     const latest = current || memory.versions[memory.versions.length - 1] || { kind: "", number: 0 };
     item.append(
       h("p", { class: "memory-meta" },
-        h("span", { class: "badge", "data-kind": latest.kind, text: KINDS[latest.kind] || latest.kind }),
-        h("span", { class: "badge", text: memory.scope === "person" ? "yours only" : "workspace" }),
+        h("span", { class: "badge", "data-kind": latest.kind, text: KINDS[latest.kind] ? t(KINDS[latest.kind]) : latest.kind }),
+        h("span", { class: "badge", text: t(memory.scope === "person" ? "yours only" : "workspace") }),
         h("span", { class: "reason", text: `v${latest.number}${memory.subject ? ` · ${memory.subject}` : ""}` })),
-      h("p", { id: headingId, class: "memory-text", dir: "auto", text: current ? current.content : "(forgotten)" }),
+      h("p", { id: headingId, class: "memory-text", dir: "auto", text: current ? current.content : t("(forgotten)") }),
     );
     if (current) item.append(this.renderProvenance(current));
     if ($("memory-history").checked) {
       const earlier = memory.versions.filter((v) => !current || v.id !== current.id);
       if (earlier.length) {
-        item.append(h("ol", { class: "memory-versions", "aria-label": "Earlier versions of this memory" },
+        item.append(h("ol", { class: "memory-versions", "aria-label": t("Earlier versions of this memory") },
           ...earlier.map((v) => h("li", { "data-version": String(v.number), "data-status": v.status },
-            h("span", { class: "reason", text: `v${v.number} · ${v.status} · ${when(v.valid_from)}${v.valid_to ? ` – ${when(v.valid_to)}` : ""}` }),
-            h("span", { dir: "auto", text: v.content === null ? " (erased)" : ` ${v.content}` })))));
+            h("span", { class: "reason", text: `v${v.number} · ${t(v.status)} · ${when(v.valid_from)}${v.valid_to ? ` – ${when(v.valid_to)}` : ""}` }),
+            h("span", { dir: "auto", text: v.content === null ? ` ${t("(erased)")}` : ` ${v.content}` })))));
       }
     }
     if (current) item.append(this.editing === memory.id ? this.renderCorrection(memory) : this.renderActions(memory));
@@ -120,17 +121,18 @@ export class MemoryPanel {
   }
 
   renderProvenance(version) {
-    return h("ul", { class: "provenance", "aria-label": "Where it came from" },
+    return h("ul", { class: "provenance", "aria-label": t("Where it came from") },
       ...version.derivations.map((link) => {
-        const role = ROLES[link.role] || link.role;
+        const role = ROLES[link.role] ? t(ROLES[link.role]) : link.role;
         if (link.from_version) {
-          return h("li", { "data-role": link.role, text: `${role} version ${link.from_version.number} (${link.from_version.status})` });
+          return h("li", { "data-role": link.role, text: t("{role} version {number} ({status})", { role, number: link.from_version.number, status: t(link.from_version.status) }) });
         }
         const source = link.evidence;
-        const label = `${SOURCES[source.kind] || source.kind}${source.task_id ? ` in task #${source.task_id}` : ""}`;
+        const kind = SOURCES[source.kind] ? t(SOURCES[source.kind]) : source.kind;
+        const label = source.task_id ? t("{source} in task #{id}", { source: kind, id: source.task_id }) : kind;
         const by = ` · ${this.who(source.stated_by)} · ${when(source.created_at)}`;
         if (source.revoked || source.text === null) {
-          const why = source.revoked ? "forgotten" : "it carries something forgotten";
+          const why = t(source.revoked ? "forgotten" : "it carries something forgotten");
           return h("li", { "data-role": link.role }, `${role} ${label} (${why})${by}`);
         }
         return h("li", { "data-role": link.role },
@@ -141,10 +143,10 @@ export class MemoryPanel {
   }
 
   renderActions(memory) {
-    return h("div", { class: "card-actions", role: "group", "aria-label": `Memory ${memory.id}` },
-      h("button", { type: "button", "data-action": "correct", onclick: () => { this.editing = memory.id; this.rerender(memory); } }, "Correct"),
-      h("button", { type: "button", "data-action": "confirm", onclick: () => this.act(memory, "confirm") }, "Confirm"),
-      h("button", { type: "button", "data-action": "forget", onclick: () => this.forget(memory) }, "Forget…"));
+    return h("div", { class: "card-actions", role: "group", "aria-label": t("Memory {id}", { id: memory.id }) },
+      h("button", { type: "button", "data-action": "correct", onclick: () => { this.editing = memory.id; this.rerender(memory); } }, t("Correct")),
+      h("button", { type: "button", "data-action": "confirm", onclick: () => this.act(memory, "confirm") }, t("Confirm")),
+      h("button", { type: "button", "data-action": "forget", onclick: () => this.forget(memory) }, t("Forget…")));
   }
 
   renderCorrection(memory) {
@@ -153,11 +155,11 @@ export class MemoryPanel {
     input.value = memory.current.content;
     setTimeout(() => input.focus());
     return h("form", { class: "memory-correct", onsubmit: (event) => { event.preventDefault(); this.act(memory, "correct", { content: input.value }); } },
-      h("label", { for: inputId, text: "Correct to" }),
+      h("label", { for: inputId, text: t("Correct to") }),
       input,
       h("div", { class: "row" },
-        h("button", { type: "submit", class: "primary", "data-action": "save" }, "Save"),
-        h("button", { type: "button", "data-action": "cancel", onclick: () => { this.editing = null; this.rerender(memory); } }, "Cancel")));
+        h("button", { type: "submit", class: "primary", "data-action": "save" }, t("Save")),
+        h("button", { type: "button", "data-action": "cancel", onclick: () => { this.editing = null; this.rerender(memory); } }, t("Cancel"))));
   }
 
   rerender(memory) {
@@ -189,10 +191,10 @@ export class MemoryPanel {
       const element = $("memories").querySelector(`[data-memory='${memory.id}']`);
       if (asked.card) {
         if (element) element.dataset.forget = "asked";
-        this.notice("Nothing is forgotten yet: confirm “Forget this for good?” on the card in the chat. It cannot be undone.");
+        this.notice(t("Nothing is forgotten yet: confirm “{title}” on the card in the chat. It cannot be undone.", { title: t("Forget this for good?") }));
         await this.onCard(asked.card);
       } else {
-        this.notice(`This was already forgotten (${asked.status}).`);
+        this.notice(t("This was already forgotten ({status}).", { status: t(asked.status) }));
       }
     } catch (error) {
       this.problem(memory, error);
@@ -225,14 +227,14 @@ export class MemoryPanel {
         return;
       }
     }
-    let title = `From ${SOURCES[source.kind] || source.kind}, ${this.who(source.stated_by)}, ${when(source.created_at)}`;
+    let title = t("From {source}, {who}, {when}", { source: SOURCES[source.kind] ? t(SOURCES[source.kind]) : source.kind, who: this.who(source.stated_by), when: when(source.created_at) });
     let text = source.text;
     if (source.kind === "task_message" && source.task_id) {
       try {
         const page = await this.api.get(`/tasks/${source.task_id}/messages/?limit=500`);
         const message = page.results.find((m) => String(m.id) === source.source_id);
         if (message) {
-          title = `Message #${message.id} in task #${source.task_id}, ${message.author || "an API key"}, ${when(message.created_at)}`;
+          title = t("Message #{id} in task #{task}, {who}, {when}", { id: message.id, task: source.task_id, who: message.author || t("an API key"), when: when(message.created_at) });
           text = message.text;
         }
       } catch {
@@ -249,12 +251,12 @@ export class MemoryPanel {
   // --- profile ------------------------------------------------------------------------------------------
 
   renderProfile(profile, versions) {
-    $("profile-version").textContent = profile.number ? `version ${profile.number}` : "none yet";
+    $("profile-version").textContent = profile.number ? t("version {number}", { number: profile.number }) : t("none yet");
     $("profile").replaceChildren(...profile.entries.map((entry) =>
-      h("li", { dir: "auto", "data-memory": entry.memory === null ? "" : String(entry.memory), text: entry.text === null ? "(erased)" : entry.text })));
+      h("li", { dir: "auto", "data-memory": entry.memory === null ? "" : String(entry.memory), text: entry.text === null ? t("(erased)") : entry.text })));
     $("profile-versions").replaceChildren(...versions.map((version) =>
       h("li", { "data-number": String(version.number) },
         h("span", { class: "reason", text: `v${version.number} · ${version.reason || "—"} · ${when(version.created_at)}` }),
-        h("ul", {}, ...version.entries.map((entry) => h("li", { dir: "auto", text: entry.text === null ? "(erased)" : entry.text }))))));
+        h("ul", {}, ...version.entries.map((entry) => h("li", { dir: "auto", text: entry.text === null ? t("(erased)") : entry.text }))))));
   }
 }

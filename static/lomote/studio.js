@@ -4,7 +4,7 @@
 // Live state arrives only through the workspace event log (live.js); an event that says a
 // panel changed triggers a REST fetch of that panel.
 
-import { langAttrs, t } from "./i18n.js";
+import { langAttrs, N_, t } from "./i18n.js";
 import { ApiError, workspaceApi } from "./api.js";
 import { ApiKeysPanel } from "./api_keys.js";
 import { BillingPanel } from "./billing.js";
@@ -41,12 +41,12 @@ for (const example of chatEmpty.querySelectorAll("button.example")) {
 }
 
 const ROUTES = {
-  new_task: "routed to a new task:",
-  follow_up: "routed as a follow-up to",
-  direct: "routed directly to",
-  lightweight: "handled as a quick job:",
-  answer: "answered by Main",
-  clarify: "Main asks which task you mean",
+  new_task: N_("routed to a new task:"),
+  follow_up: N_("routed as a follow-up to"),
+  direct: N_("routed directly to"),
+  lightweight: N_("handled as a quick job:"),
+  answer: N_("answered by Main"),
+  clarify: N_("Main asks which task you mean"),
 };
 
 /** Arrow keys move between a card's buttons (Tab still works); typing in the adjust field is left alone. */
@@ -79,19 +79,22 @@ function authorLabel(message) {
   return t("A former member");
 }
 
+// The buttons of a card's actions, when the card gives them no label of its own.
+const ACTION_NAMES = { confirm: N_("Confirm"), approve: N_("Approve"), decline: N_("Decline"), keep: N_("Keep"), choose: N_("Choose") };
+
 /** What a resolved card says about its resolution. */
 function resolutionText(card) {
   const { action, label, text } = card.resolution;
   const by = card.resolved_by ? t(" by {name}", { name: card.resolved_by }) : "";
   const said = {
-    choose: "Chose “{label}”{by}",
-    confirm: "Confirmed{by}",
-    approve: "Approved{by}",
-    decline: "Declined{by}",
-    adjust: "Asked for changes{by}: {text}",
-    answer: "Answered{by}: {text}",
-    iterate: "Asked for another version{by}: {text}",
-    keep: "Kept as a task{by}",
+    choose: N_("Chose “{label}”{by}"),
+    confirm: N_("Confirmed{by}"),
+    approve: N_("Approved{by}"),
+    decline: N_("Declined{by}"),
+    adjust: N_("Asked for changes{by}: {text}"),
+    answer: N_("Answered{by}: {text}"),
+    iterate: N_("Asked for another version{by}: {text}"),
+    keep: N_("Kept as a task{by}"),
   }[action];
   return said ? t(said, { label, by, text: text || "" }) : `${action}${by}`;
 }
@@ -181,7 +184,7 @@ class Studio {
   }
 
   status(status) {
-    connection.textContent = status;
+    connection.textContent = t(status);
     connection.dataset.state = status;
     root.dataset.connection = status;
   }
@@ -252,7 +255,7 @@ class Studio {
 
   taskLabel(taskId) {
     const task = this.tasks.get(taskId);
-    return task ? `task #${taskId} “${task.title}”` : `task #${taskId}`;
+    return task ? t("task #{id} “{title}”", { id: taskId, title: task.title }) : t("task #{id}", { id: taskId });
   }
 
   showMessage(message) {
@@ -334,22 +337,22 @@ class Studio {
       return;
     }
     // A work a task made goes to that task; one no task made goes to Main with a note of what it is about.
-    const where = target.task ? `goes to its task, ${this.taskLabel(target.task)}` : "goes to Main, about this artifact";
+    const where = target.task ? t("Your message goes to its task, {task}.", { task: this.taskLabel(target.task) }) : t("Your message goes to Main, about this artifact.");
     composeTarget.replaceChildren(
       h("span", { class: "chip", id: "compose-target-chip" },
-        h("span", { class: "chip-label", text: "To: " }),
+        h("span", { class: "chip-label", text: t("To: ") }),
         h("bdi", { class: "chip-title", text: target.title }),
-        h("span", { class: "chip-kind", text: ` (${target.kind})` }),
+        h("span", { class: "chip-kind", text: ` (${t(target.kind)})` }),
         h("button", {
           type: "button", class: "chip-remove", id: "compose-target-remove",
-          "aria-label": `Remove “${target.title}” as the target: send to Main instead`,
-          title: "Send to Main instead",
+          "aria-label": t("Remove “{title}” as the target: send to Main instead", { title: target.title }),
+          title: t("Send to Main instead"),
           onclick: () => {
             this.setTarget(null);
             messageInput.focus();
           },
         }, "×")),
-      h("span", { class: "hint", text: ` Your message ${where}.` }),
+      h("span", { class: "hint", text: ` ${where}` }),
     );
   }
 
@@ -396,9 +399,9 @@ class Studio {
       open.querySelector("bdi").textContent = task.title;
       const badge = li.querySelector(".badge");
       badge.className = `badge ${task.status}`;
-      badge.textContent = task.status;
-      li.querySelector(".task-stop").textContent = task.stop_reason ? task.stop_reason.replaceAll("_", " ") : "";
-      li.querySelector(".task-progress").textContent = total ? `${done}/${total} done` : "";
+      badge.textContent = t(task.status);
+      li.querySelector(".task-stop").textContent = task.stop_reason ? t(task.stop_reason.replaceAll("_", " ")) : "";
+      li.querySelector(".task-progress").textContent = total ? t("{done}/{total} done", { done, total }) : "";
       return li;
     });
     rows.forEach((li) => li.remove());
@@ -489,7 +492,7 @@ class Studio {
           // The runtime's card for a task that stopped takes the request again, in the person's own words.
           const stalled = (card.payload || {}).source === "stalled";
           const input = h("input", { id: inputId, type: "text", placeholder: t(stalled ? "Say it in your own words" : "What should change?") });
-          const label = t(stalled ? "Say it differently" : action === "adjust" ? "Adjust" : "Change");
+          const label = t(stalled ? N_("Say it differently") : action === "adjust" ? N_("Adjust") : N_("Change"));
           // A form of its own, so Enter in the text field sends the adjustment.
           actions.append(
             h("form", { class: "adjust", onsubmit: (e) => { e.preventDefault(); this.act(card, { action, text: input.value }); } },
@@ -498,7 +501,7 @@ class Studio {
               h("button", { type: "submit", "data-action": action }, labels[action] || (stalled ? t("Send") : label))),
           );
         } else {
-          const label = labels[action] || t(action[0].toUpperCase() + action.slice(1));
+          const label = labels[action] || t(ACTION_NAMES[action] || action);
           actions.append(h("button", { type: "button", "data-action": action, class: action === "approve" || action === "confirm" ? "primary" : "", onclick: () => this.act(card, { action }) }, label));
         }
       }
@@ -519,7 +522,7 @@ class Studio {
       ...artifacts.map((a) =>
         h("li", { "data-artifact": String(a.artifact) },
           h("button", { type: "button", class: "link result-open", onclick: () => this.canvas.open(a.artifact).catch((e) => this.error(e)) },
-            h("bdi", { text: a.title }), ` · ${a.kind} v${a.version ?? "?"}`)),
+            h("bdi", { text: a.title }), ` · ${t(a.kind)} v${a.version ?? "?"}`)),
       ),
     );
   }
@@ -528,7 +531,7 @@ class Studio {
     const element = this.cards.get(card.id);
     const problem = element.querySelector(".error");
     if ((body.action === "adjust" || body.action === "iterate") && !(body.text || "").trim()) {
-      problem.textContent = t("Say what should change, then press {button}.", { button: t(body.action === "adjust" ? "Adjust" : "Iterate") });
+      problem.textContent = t("Say what should change, then press {button}.", { button: t(body.action === "adjust" ? N_("Adjust") : N_("Iterate")) });
       problem.hidden = false;
       element.querySelector(`#card-${card.id}-${body.action}`)?.focus();
       return;
@@ -561,7 +564,7 @@ class Studio {
   showJob(data, when) {
     let entry = this.jobs.get(data.job);
     if (!entry) {
-      const bar = progressBar(data.progress, `Generation ${data.job} progress`);
+      const bar = progressBar(data.progress, t("Generation {job} progress", { job: data.job }));
       const label = h("span", { class: "job-label" });
       entry = { element: h("li", { class: "msg job", "data-job": String(data.job) }, label, bar), bar, label };
       this.jobs.set(data.job, entry);
@@ -572,8 +575,8 @@ class Studio {
     entry.bar.value = finished && data.status === "succeeded" ? 100 : data.progress || 0;
     entry.element.dataset.status = data.status;
     // A job no task asked for (a Flow run's, or one an integrator submitted) is named alone.
-    const forWhom = data.task ? ` for ${this.taskLabel(data.task)}` : "";
-    entry.label.textContent = `${data.kind || "generation"} #${data.job}${forWhom}: ${data.status}${finished ? "" : ` ${data.progress || 0}%`}`;
+    const forWhom = data.task ? t(" for {task}", { task: this.taskLabel(data.task) }) : "";
+    entry.label.textContent = `${t(data.kind || "generation")} #${data.job}${forWhom}: ${t(data.status)}${finished ? "" : ` ${data.progress || 0}%`}`;
   }
 
   // --- the event log ------------------------------------------------------------------------------------

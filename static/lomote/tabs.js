@@ -4,6 +4,8 @@
 // switching width never loses the person's place. A tab whose panel got something new while another tab was
 // shown is marked (a dot, and "new" in its accessible name) until it is opened.
 
+import { t } from "./i18n.js";
+
 const NARROW = "(max-width: 999.98px)";
 
 export class Tabs {
@@ -57,7 +59,7 @@ export class Tabs {
     const tab = this.tabs.find((t) => t.dataset.tabFor === name);
     if (!tab || tab.dataset.new === "true") return;
     tab.dataset.new = "true";
-    tab.querySelector(".tab-new").textContent = " (new)";
+    tab.querySelector(".tab-new").textContent = ` ${t("(new)")}`;
   }
 
   unmark(name) {

@@ -7,98 +7,99 @@
 
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
+import { N_, t } from "./i18n.js";
 
 const AUTONOMY = [
-  ["ask", "Ask", "Asks before each paid step and before going on to the next one."],
-  ["checkpoints", "At checkpoints", "Asks at steps marked for confirmation, and when spending needs an approval."],
-  ["auto", "Automatic", "Goes on without asking, within the spending limits and its budget."],
+  ["ask", N_("Ask"), N_("Asks before each paid step and before going on to the next one.")],
+  ["checkpoints", N_("At checkpoints"), N_("Asks at steps marked for confirmation, and when spending needs an approval.")],
+  ["auto", N_("Automatic"), N_("Goes on without asking, within the spending limits and its budget.")],
 ];
 // The tool domains a person can allow or refuse a task (agents.models.PERMISSION_DOMAINS); base tools always run.
 const DOMAINS = [
-  ["image", "Images"],
-  ["video", "Videos"],
-  ["3d", "3D models"],
-  ["documents", "Documents"],
-  ["flows", "Flows"],
-  ["assets", "Asset search"],
+  ["image", N_("Images")],
+  ["video", N_("Videos")],
+  ["3d", N_("3D models")],
+  ["documents", N_("Documents")],
+  ["flows", N_("Flows")],
+  ["assets", N_("Asset search")],
 ];
 const STATUS = {
-  active: "Working",
-  waiting: "Waiting",
-  idle: "Idle: nothing to do until it gets a message",
-  paused: "Paused",
-  done: "Done",
-  failed: "Failed",
-  cancelled: "Cancelled",
+  active: N_("Working"),
+  waiting: N_("Waiting"),
+  idle: N_("Idle: nothing to do until it gets a message"),
+  paused: N_("Paused"),
+  done: N_("Done"),
+  failed: N_("Failed"),
+  cancelled: N_("Cancelled"),
 };
 // What a waiting task waits for (its waiting_for type), said before any stop reason.
 const WAITS = {
-  person: "it waits for a person's answer on a card",
-  approval: "it waits for a spending approval",
-  jobs: "it waits for generations to finish",
+  person: N_("it waits for a person's answer on a card"),
+  approval: N_("it waits for a spending approval"),
+  jobs: N_("it waits for generations to finish"),
 };
 const STOP_REASONS = {
-  resume_review: "it was interrupted, and on resuming a check needs your review",
-  checkpoint: "it waits for your answer on a card",
-  spending_declined: "spending was declined",
-  no_progress: "it made no progress, so it stopped going on by itself",
-  insufficient_balance: "the balance does not cover its next step",
+  resume_review: N_("it was interrupted, and on resuming a check needs your review"),
+  checkpoint: N_("it waits for your answer on a card"),
+  spending_declined: N_("spending was declined"),
+  no_progress: N_("it made no progress, so it stopped going on by itself"),
+  insufficient_balance: N_("the balance does not cover its next step"),
 };
 // The resume verdicts (agents/resume.py), said as sentences; unknown ones fall back to the server's message.
 const VERDICTS = {
-  mission_mismatch: "The saved progress belongs to another task, so it was refused before anything was looked up.",
-  tenant_mismatch: "The saved progress belongs to another workspace, so it was refused before anything was looked up.",
-  subject_mismatch: "The saved progress acts for another person, so it was refused before anything was looked up.",
-  awaiting_approval: "It still waits for a person to approve its spending; resuming cannot go past that.",
-  mission_completed: "Its work was already complete: there was nothing to resume.",
-  pending_state_inconsistent: "Its saved state and its interrupted step disagree, so a person looks before anything runs.",
-  pending_contract_denied: "The interrupted step is outside what this task may do now, so nothing was looked up.",
-  resume_step_limit: "It reached its step limit and cannot take another step.",
-  action_still_unknown: "The outcome of an interrupted step cannot be checked yet. Its credits stay held and nothing new is planned until it is known.",
-  action_not_found_review: "An interrupted step left no trace of having run, but it cannot simply run again (its goal or settings changed, or it may not run by itself). You decide.",
-  action_not_found_replay: "An interrupted step left no trace of having run, so it ran again by itself, under the same id and on the same credits.",
-  action_receipt_conflict: "Something different is recorded under the interrupted step's id. It stays pending until you review it.",
-  goal_changed_review: "Its goal changed while it was interrupted, so you review the work before it goes on.",
-  config_changed_review: "The model or the spending rules changed while it was interrupted, so you review before it goes on.",
-  source_refresh_required: "A source it relied on changed since, so it reads that again first.",
-  next_step_not_authorized: "Its next step is no longer allowed (its permissions or the role it acts with changed).",
-  cancelled_observed: "It was cancelled, so it stops here.",
-  budget_exceeded: "Its next step would go past its approved budget.",
-  next_step_proposed: "Everything checked out: it goes on with its next step.",
+  mission_mismatch: N_("The saved progress belongs to another task, so it was refused before anything was looked up."),
+  tenant_mismatch: N_("The saved progress belongs to another workspace, so it was refused before anything was looked up."),
+  subject_mismatch: N_("The saved progress acts for another person, so it was refused before anything was looked up."),
+  awaiting_approval: N_("It still waits for a person to approve its spending; resuming cannot go past that."),
+  mission_completed: N_("Its work was already complete: there was nothing to resume."),
+  pending_state_inconsistent: N_("Its saved state and its interrupted step disagree, so a person looks before anything runs."),
+  pending_contract_denied: N_("The interrupted step is outside what this task may do now, so nothing was looked up."),
+  resume_step_limit: N_("It reached its step limit and cannot take another step."),
+  action_still_unknown: N_("The outcome of an interrupted step cannot be checked yet. Its credits stay held and nothing new is planned until it is known."),
+  action_not_found_review: N_("An interrupted step left no trace of having run, but it cannot simply run again (its goal or settings changed, or it may not run by itself). You decide."),
+  action_not_found_replay: N_("An interrupted step left no trace of having run, so it ran again by itself, under the same id and on the same credits."),
+  action_receipt_conflict: N_("Something different is recorded under the interrupted step's id. It stays pending until you review it."),
+  goal_changed_review: N_("Its goal changed while it was interrupted, so you review the work before it goes on."),
+  config_changed_review: N_("The model or the spending rules changed while it was interrupted, so you review before it goes on."),
+  source_refresh_required: N_("A source it relied on changed since, so it reads that again first."),
+  next_step_not_authorized: N_("Its next step is no longer allowed (its permissions or the role it acts with changed)."),
+  cancelled_observed: N_("It was cancelled, so it stops here."),
+  budget_exceeded: N_("Its next step would go past its approved budget."),
+  next_step_proposed: N_("Everything checked out: it goes on with its next step."),
 };
 const OUTCOMES = {
-  go: "It went on.",
-  replay: "It ran the interrupted step again, then went on.",
-  wait_jobs: "It waits for the generation it had started.",
-  review: "It waits for your review on a card.",
-  awaiting_approval: "It waits for a spending approval.",
-  cancelled: "It stopped.",
+  go: N_("It went on."),
+  replay: N_("It ran the interrupted step again, then went on."),
+  wait_jobs: N_("It waits for the generation it had started."),
+  review: N_("It waits for your review on a card."),
+  awaiting_approval: N_("It waits for a spending approval."),
+  cancelled: N_("It stopped."),
 };
-const ROLE_NAMES = { owner: "an owner", editor: "an editor", viewer: "a viewer" };
+const ROLE_NAMES = { owner: N_("an owner"), editor: N_("an editor"), viewer: N_("a viewer") };
 const RECENT_MESSAGES = 10;
-const SOURCES = { api_key: "API client", flow: "Flow result" };
+const SOURCES = { api_key: N_("API client"), flow: N_("Flow result") };
 
 function when(iso) {
   return iso ? new Date(iso).toLocaleString([], { dateStyle: "short", timeStyle: "short" }) : "";
 }
 
 function credits(n) {
-  return `${Number(n).toLocaleString()} credit${Math.abs(n) === 1 ? "" : "s"}`;
+  return t(Math.abs(n) === 1 ? "{n} credit" : "{n} credits", { n: Number(n).toLocaleString() });
 }
 
 function problemText(error) {
   if (error instanceof ApiError && error.code === "role_required") {
-    return `Not changed: this needs ${ROLE_NAMES[error.details.required_role] || "another role"}, and you are ${ROLE_NAMES[error.details.your_role] || "not allowed"} here.`;
+    return t("Not changed: this needs {required}, and you are {yours} here.", { required: t(ROLE_NAMES[error.details.required_role] || N_("another role")), yours: t(ROLE_NAMES[error.details.your_role] || N_("not allowed")) });
   }
-  if (error instanceof ApiError && error.code === "person_required") return "Not approved: only a person signed in can approve spending.";
+  if (error instanceof ApiError && error.code === "person_required") return t("Not approved: only a person signed in can approve spending.");
   return error instanceof ApiError ? error.message : String(error);
 }
 
 export function verdictSentence(verdict, message) {
-  return VERDICTS[verdict] || message || "It was checked on resuming.";
+  return VERDICTS[verdict] ? t(VERDICTS[verdict]) : message || t("It was checked on resuming.");
 }
 
-const ITEM_STATUS = { pending: "to do", in_progress: "under way", done: "done", skipped: "skipped" };
+const ITEM_STATUS = { pending: N_("to do"), in_progress: N_("under way"), done: N_("done"), skipped: N_("skipped") };
 
 /** The person's messages and the agent's words, merged by time (the agent answers after what it read). */
 function conversation(messages, replies) {
@@ -219,7 +220,7 @@ export class TaskPanel {
     this.root.replaceChildren(...[
       h("header", { class: "panel-head" },
         h("h3", { id: titleId, tabindex: "-1" }, `#${task.id} `, h("bdi", { text: task.title })),
-        h("button", { type: "button", id: "task-detail-close", onclick: () => this.close() }, "Close")),
+        h("button", { type: "button", id: "task-detail-close", onclick: () => this.close() }, t("Close"))),
       this.renderStatus(task, waitingCard),
       resume ? this.renderResume(resume, task) : null,
       h("p", { class: "error task-detail-error", role: "alert", hidden: !this.errorText, text: this.errorText }),
@@ -234,19 +235,19 @@ export class TaskPanel {
 
   renderStatus(task, waitingCard) {
     const waiting = task.waiting_for || {};
-    const reason = (task.status === "waiting" && !waiting.resume && WAITS[waiting.type])
-      || STOP_REASONS[task.stop_reason] || (task.stop_reason || "").replaceAll("_", " ");
+    const known = (task.status === "waiting" && !waiting.resume && WAITS[waiting.type]) || STOP_REASONS[task.stop_reason];
+    const reason = known ? t(known) : t((task.stop_reason || "").replaceAll("_", " "));
     const status = h("p", { class: "task-status", role: "status", "aria-live": "polite" },
-      h("span", { class: `badge ${task.status}`, text: task.status }),
-      ` ${STATUS[task.status] || task.status}${reason && task.status !== "active" ? `: ${reason}` : ""}.`);
+      h("span", { class: `badge ${task.status}`, text: t(task.status) }),
+      ` ${t(STATUS[task.status] || task.status)}${reason && task.status !== "active" ? t(": {reason}", { reason }) : ""}.`);
     const controls = h("div", { class: "row" });
     if (waitingCard && waitingCard.status === "open" && !(task.waiting_for && task.waiting_for.resume)) {
-      controls.append(h("button", { type: "button", class: "link", "data-action": "show-waiting-card", onclick: () => this.onCard(waitingCard.id) }, `Show the card it waits on: “${waitingCard.title}”`));
+      controls.append(h("button", { type: "button", class: "link", "data-action": "show-waiting-card", onclick: () => this.onCard(waitingCard.id) }, t("Show the card it waits on: “{title}”", { title: waitingCard.title })));
     }
     if (this.canEdit && task.status === "paused") {
-      controls.append(h("button", { type: "button", id: "task-resume", class: "primary", onclick: () => this.resume(task) }, "Resume"));
+      controls.append(h("button", { type: "button", id: "task-resume", class: "primary", onclick: () => this.resume(task) }, t("Resume")));
     } else if (this.canEdit && ["active", "waiting", "idle"].includes(task.status)) {
-      controls.append(h("button", { type: "button", id: "task-pause", onclick: () => this.move(task, "pause") }, "Pause"));
+      controls.append(h("button", { type: "button", id: "task-pause", onclick: () => this.move(task, "pause") }, t("Pause")));
     }
     return h("div", { class: "task-state" }, status, controls.childElementCount ? controls : null);
   }
@@ -255,13 +256,13 @@ export class TaskPanel {
     const card = resume.card || null;
     const waiting = task.waiting_for && task.waiting_for.resume;
     const box = h("section", { class: "resume-verdict", "data-verdict": resume.verdict, "aria-labelledby": "task-resume-heading" },
-      h("h4", { id: "task-resume-heading", text: waiting ? "Why it waits" : "When it last resumed" }),
+      h("h4", { id: "task-resume-heading", text: t(waiting ? "Why it waits" : "When it last resumed") }),
       h("p", { class: "resume-sentence", text: verdictSentence(resume.verdict, resume.message) }),
-      h("p", { class: "reason", text: [resume.checked_at ? `Checked ${when(resume.checked_at)}.` : "", OUTCOMES[resume.outcome] || ""].filter(Boolean).join(" ") }));
+      h("p", { class: "reason", text: [resume.checked_at ? t("Checked {when}.", { when: when(resume.checked_at) }) : "", OUTCOMES[resume.outcome] ? t(OUTCOMES[resume.outcome]) : ""].filter(Boolean).join(" ") }));
     const cardId = card ? card.id : task.waiting_for?.card;
     if (waiting && cardId) {
       box.append(h("button", { type: "button", class: "primary", id: "task-review-card", "data-card": String(cardId), onclick: () => this.onCard(cardId) },
-        card ? `Open the review card: “${card.title}”` : "Open the review card"));
+        card ? t("Open the review card: “{title}”", { title: card.title }) : t("Open the review card")));
     }
     return box;
   }
@@ -276,27 +277,27 @@ export class TaskPanel {
       onsubmit: (event) => { event.preventDefault(); this.save(task, form); },
     });
     const autonomy = h("fieldset", { class: "choices" },
-      h("legend", { text: "How much it does alone" }),
+      h("legend", { text: t("How much it does alone") }),
       ...AUTONOMY.map(([value, label, help]) => h("label", { class: "choice" },
         h("input", { type: "radio", name: "autonomy", value, checked: task.autonomy === value, "aria-describedby": `autonomy-${value}-help` }),
-        h("span", {}, h("strong", { text: label }), h("span", { id: `autonomy-${value}-help`, class: "reason", text: ` ${help}` })))));
+        h("span", {}, h("strong", { text: t(label) }), h("span", { id: `autonomy-${value}-help`, class: "reason", text: ` ${t(help)}` })))));
     const tools = h("fieldset", { class: "choices" },
-      h("legend", { text: "Tool domains it may use" }),
+      h("legend", { text: t("Tool domains it may use") }),
       ...DOMAINS.map(([value, label]) => h("label", { class: "choice" },
-        h("input", { type: "checkbox", name: "domains", value, checked: domains.has(value) }), ` ${label}`)));
+        h("input", { type: "checkbox", name: "domains", value, checked: domains.has(value) }), ` ${t(label)}`)));
     const rule = h("p", { class: "always-on" },
       h("label", {},
         h("input", { type: "checkbox", id: "task-irreversible-rule", checked: true, disabled: true, "aria-describedby": "task-irreversible-help" }),
-        " Irreversible operations ask a person first"),
-      h("span", { id: "task-irreversible-help", class: "reason", text: " Always on: deleting an artifact or forgetting a memory waits for a person's confirmation, whatever the autonomy. No setting turns it off." }));
+        ` ${t("Irreversible operations ask a person first")}`),
+      h("span", { id: "task-irreversible-help", class: "reason", text: ` ${t("Always on: deleting an artifact or forgetting a memory waits for a person's confirmation, whatever the autonomy. No setting turns it off.")}` }));
     const fields = h("fieldset", { class: "settings-fields", disabled: !editable },
-      h("legend", { class: "visually-hidden", text: "Settings" }), autonomy, tools);
+      h("legend", { class: "visually-hidden", text: t("Settings") }), autonomy, tools);
     form.append(
-      h("h4", { text: "Settings" }),
+      h("h4", { text: t("Settings") }),
       fields,
       rule,
-      editable ? h("button", { type: "submit", id: "task-settings-save" }, "Save settings")
-        : h("p", { class: "hint", text: task.status === "cancelled" ? "A cancelled task keeps its settings." : `Only editors and owners change a task's settings; you are ${ROLE_NAMES[this.role] || "not a member"} here.` }),
+      editable ? h("button", { type: "submit", id: "task-settings-save" }, t("Save settings"))
+        : h("p", { class: "hint", text: task.status === "cancelled" ? t("A cancelled task keeps its settings.") : t("Only editors and owners change a task's settings; you are {role} here.", { role: t(ROLE_NAMES[this.role] || N_("not a member")) }) }),
       h("p", { id: "task-settings-status", class: "billing-status", role: "status", "aria-live": "polite", text: this.statusText }));
     return form;
   }
@@ -304,22 +305,22 @@ export class TaskPanel {
   renderBudget(task, approvals, checkpoint) {
     const budgets = approvals.filter((a) => a.kind === "budget");
     const list = budgets.length
-      ? h("ul", { class: "billing-list", "aria-label": "Budgets approved for this task" },
+      ? h("ul", { class: "billing-list", "aria-label": t("Budgets approved for this task") },
         ...budgets.map((a) => h("li", { "data-approval": String(a.id) },
           h("strong", { text: credits(a.amount) }),
-          ` approved by ${a.approved_by} ${when(a.created_at)}`,
-          h("span", { class: "reason", text: ` · ${credits(a.remaining)} left${a.scope && a.scope !== `goal:${task.goal_revision}` ? " · for an earlier goal, no longer counts" : ""}` }))))
-      : h("p", { class: "reason", text: "No budget approved: each paid step is allowed by the workspace's limits or asked for." });
+          t(" approved by {name} {when}", { name: a.approved_by, when: when(a.created_at) }),
+          h("span", { class: "reason", text: ` · ${t("{credits} left", { credits: credits(a.remaining) })}${a.scope && a.scope !== `goal:${task.goal_revision}` ? ` · ${t("for an earlier goal, no longer counts")}` : ""}` }))))
+      : h("p", { class: "reason", text: t("No budget approved: each paid step is allowed by the workspace's limits or asked for.") });
     const section = h("section", { class: "task-budget", "aria-labelledby": "task-budget-heading" },
-      h("h4", { id: "task-budget-heading", text: "Budget" }),
-      h("p", { class: "task-spending", text: `Spent ${credits(checkpoint.spent)} · held ${credits(checkpoint.held)}.` }),
+      h("h4", { id: "task-budget-heading", text: t("Budget") }),
+      h("p", { class: "task-spending", text: t("Spent {spent} · held {held}.", { spent: credits(checkpoint.spent), held: credits(checkpoint.held) }) }),
       list);
     if (this.canEdit && task.status !== "cancelled") {
       const input = h("input", { id: "task-budget-amount", type: "number", min: "1", step: "1", required: true });
       section.append(h("form", { class: "inline-form", onsubmit: (event) => { event.preventDefault(); this.approveBudget(task, input); } },
-        h("label", { for: "task-budget-amount", text: "Approve a budget of (credits)" }),
+        h("label", { for: "task-budget-amount", text: t("Approve a budget of (credits)") }),
         input,
-        h("button", { type: "submit", id: "task-budget-approve" }, "Approve budget")));
+        h("button", { type: "submit", id: "task-budget-approve" }, t("Approve budget"))));
     }
     return section;
   }
@@ -329,28 +330,28 @@ export class TaskPanel {
     const items = task.checklist || [];
     if (!items.length) return null;
     return h("section", { class: "task-checklist", "aria-labelledby": "task-checklist-heading" },
-      h("h4", { id: "task-checklist-heading", text: "Checklist" }),
+      h("h4", { id: "task-checklist-heading", text: t("Checklist") }),
       h("ol", { class: "checklist" },
         ...items.map((item) => h("li", { "data-status": item.status },
           h("bdi", { text: item.title }),
-          h("span", { class: `badge ${item.status}`, text: ` ${ITEM_STATUS[item.status] || item.status}` })))));
+          h("span", { class: `badge ${item.status}`, text: ` ${t(ITEM_STATUS[item.status] || item.status)}` })))));
   }
 
   renderConversation(task, messages) {
     const list = messages.length
-      ? h("ol", { class: "task-messages", "aria-label": "Recent messages of this task" },
+      ? h("ol", { class: "task-messages", "aria-label": t("Recent messages of this task") },
         ...messages.map((m) => (m.agent
           ? h("li", { class: "msg agent", "data-reply": `${m.turn}:${m.index}` },
-            h("p", { class: "who", text: `The agent (step ${m.number})` }),
+            h("p", { class: "who", text: t("The agent (step {n})", { n: m.number }) }),
             h("p", { class: "text", dir: "auto", text: m.text }))
           : h("li", { class: `msg ${m.source === "flow" ? "flow-result" : "person"}`, "data-message": String(m.id), "data-source": m.source },
-            h("p", { class: "who", text: m.source === "flow" ? `${SOURCES.flow} (run #${m.flow_run})` : m.author || SOURCES[m.source] || m.source }),
+            h("p", { class: "who", text: m.source === "flow" ? t("{source} (run #{run})", { source: t(SOURCES.flow), run: m.flow_run }) : m.author || (SOURCES[m.source] ? t(SOURCES[m.source]) : m.source) }),
             h("p", { class: "text", dir: "auto", text: m.text })))))
-      : h("p", { class: "reason", text: "No messages yet." });
+      : h("p", { class: "reason", text: t("No messages yet.") });
     const section = h("section", { class: "task-conversation", "aria-labelledby": "task-conversation-heading" },
-      h("h4", { id: "task-conversation-heading", text: "Conversation" }), list);
+      h("h4", { id: "task-conversation-heading", text: t("Conversation") }), list);
     if (this.runForm && task.status !== "cancelled" && !task.archived_at) {
-      section.append(h("h5", { text: "Run a Flow over this conversation" }), this.runForm);
+      section.append(h("h5", { text: t("Run a Flow over this conversation") }), this.runForm);
     }
     return section;
   }
@@ -380,7 +381,7 @@ export class TaskPanel {
       this.dirty = false;
       await this.load();
       const label = AUTONOMY.find(([value]) => value === updated.autonomy)?.[1] || updated.autonomy;
-      this.status(`Saved: ${label.toLowerCase()}; it may use ${updated.permissions.domains.length} tool domains. It takes effect at its next decision.`);
+      this.status(t("Saved: {autonomy}; it may use {count} tool domains. It takes effect at its next decision.", { autonomy: t(label).toLowerCase(), count: updated.permissions.domains.length }));
     } catch (error) {
       this.status(problemText(error));
       await this.learnRole(error);
@@ -391,7 +392,7 @@ export class TaskPanel {
     try {
       await this.api.post("/billing/approvals/", { task: task.id, budget: Number(input.value) });
       await this.load();
-      this.status(`Approved a budget of ${credits(Number(input.value))}.`);
+      this.status(t("Approved a budget of {credits}.", { credits: credits(Number(input.value)) }));
       document.getElementById("task-budget-amount")?.focus();
     } catch (error) {
       this.problem(error);

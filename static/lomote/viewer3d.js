@@ -4,6 +4,7 @@
 // the Reset button frames the model again). Lit by a sky/ground light and two directional lights so any model shows.
 
 import { h } from "./dom.js";
+import { t } from "./i18n.js";
 
 export const BACKGROUND = "#eef1f5";
 const KEY_STEP = Math.PI / 18; // 10° per arrow key press
@@ -27,10 +28,10 @@ export function modelViewer({ url, title, caption }) {
     class: "model-canvas",
     tabindex: "0",
     role: "img",
-    "aria-label": `3D view of ${title}. Arrow keys rotate, plus and minus zoom, Home resets the view.`,
+    "aria-label": t("3D view of {title}. Arrow keys rotate, plus and minus zoom, Home resets the view.", { title }),
   });
-  const status = h("p", { class: "model-status", role: "status", "aria-live": "polite", text: "Loading the 3D model…" });
-  const reset = h("button", { type: "button", class: "model-reset", disabled: true }, "Reset view");
+  const status = h("p", { class: "model-status", role: "status", "aria-live": "polite", text: t("Loading the 3D model…") });
+  const reset = h("button", { type: "button", class: "model-reset", disabled: true }, t("Reset view"));
   const element = h(
     "figure",
     { class: "media model-viewer", "data-state": "loading" },
@@ -45,7 +46,7 @@ export function modelViewer({ url, title, caption }) {
 function fail(element, status, error) {
   element.dataset.state = "error";
   status.setAttribute("role", "alert");
-  status.textContent = `The 3D model could not be shown: ${error && error.message ? error.message : error}`;
+  status.textContent = t("The 3D model could not be shown: {error}", { error: error && error.message ? error.message : error });
 }
 
 /** A scene on the viewer's background, lit so that any model shows (a sky/ground light, a key and a fill). */
@@ -262,7 +263,7 @@ async function start({ element, canvas, status, reset, url }) {
   fit();
   home();
   element.dataset.state = "ready";
-  status.textContent = `Showing ${countMeshes(model)} mesh${countMeshes(model) === 1 ? "" : "es"}.`;
+  status.textContent = t(countMeshes(model) === 1 ? "Showing {count} mesh." : "Showing {count} meshes.", { count: countMeshes(model) });
 }
 
 function countMeshes(root) {

@@ -12,6 +12,7 @@ from agents.runtime.loop import turn_run
 from agents.scripted.planner import (
     MODEL_NAME,
     SKELETON_EVIDENCE,
+    WORDS,
     ScriptedPlanner,
     classify,
     items_from_brief,
@@ -566,13 +567,10 @@ def test_it_says_at_once_that_prose_needs_a_model_profile_and_offers_a_skeleton(
     # then its only call is a question card: what is needed, how to set it, and the skeleton meanwhile
     [(name, arguments)] = _calls(response)
     assert name == "ask_user"
-    french = language == "fr"
-    assert arguments["options"] == (
-        ["Créer un document squelette", "Je configure un profil de modèle"]
-        if french
-        else ["Create a skeleton document", "I'll set a model profile"]
-    )
-    assert ("profil de modèle" if french else "model profile") in arguments["question"]
+    # (in the task's language: German and Spanish too since issue 33, no longer English there)
+    assert arguments["options"] == [WORDS[language]["opt_skeleton"], WORDS[language]["opt_profile"]]
+    profile = {"en": "model profile", "fr": "profil de modèle", "de": "Modellprofil", "es": "perfil de modelo"}
+    assert profile[language] in arguments["question"]
     assert "manage.py model_profile" in arguments["question"]
     assert f"“{checklist[0]['title'][:40]}" in arguments["question"]
 

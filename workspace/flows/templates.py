@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils.translation import gettext_lazy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lomote.kernel.exceptions import InvalidInput, NotFound
@@ -121,7 +122,7 @@ def _product_posts(workspace_id: int, params: ProductPostsParams) -> Graph:
 @dataclass(frozen=True)
 class FlowTemplate:
     name: str
-    title: str
+    title: str  # lazy: said in the language of the request that reads it
     description: str
     Params: type[TemplateParams]
     build: Callable[[int, Any], Graph]
@@ -137,23 +138,27 @@ TEMPLATES: dict[str, FlowTemplate] = {
     for t in (
         FlowTemplate(
             "poster-series",
-            "A poster series from a brief",
-            "The brief becomes a title, then a series of portrait posters made from the brief and the title.",
+            gettext_lazy("A poster series from a brief"),
+            gettext_lazy(
+                "The brief becomes a title, then a series of portrait posters made from the brief and the title."
+            ),
             PosterSeriesParams,
             _poster_series,
         ),
         FlowTemplate(
             "storyboard",
-            "A storyboard to three shots and clips",
-            "The brief becomes a shot list, each of its three shots a wide still, and each still a clip.",
+            gettext_lazy("A storyboard to three shots and clips"),
+            gettext_lazy("The brief becomes a shot list, each of its three shots a wide still, and each still a clip."),
             StoryboardParams,
             _storyboard,
         ),
         FlowTemplate(
             "product-posts",
-            "A caption and a square post for each product photo",
-            "For each image of a collection: a caption written from the photo's words, and a square social post "
-            "made from the photo. The brief (optional) adds what every post should say.",
+            gettext_lazy("A caption and a square post for each product photo"),
+            gettext_lazy(
+                "For each image of a collection: a caption written from the photo's words, and a square social "
+                "post made from the photo. The brief (optional) adds what every post should say."
+            ),
             ProductPostsParams,
             _product_posts,
         ),
@@ -196,8 +201,8 @@ def flow_template_use(
     graph = template.build(workspace_id, parsed)
     return flow_create(
         workspace_id=workspace_id,
-        title=title or template.title,
-        description=template.description,
+        title=title or str(template.title),
+        description=str(template.description),
         tags=["template", template.name],
         graph=graph,
         author_user=author_user,
