@@ -31,10 +31,11 @@ fmt: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 # DATABASE_URL if set, else local PostgreSQL if reachable, else SQLite (PostgreSQL-only tests skipped).
+# pytest prints the 25 slowest setups, calls and teardowns last, to show where the suite's time goes.
 test: lint
 	$(PY) manage.py makemigrations --check --dry-run
 	@export DATABASE_URL="$$($(PY) tests/support/choose_db.py)"; \
-	$(PY) -m pytest $(PYTEST_ARGS); status=$$?; \
+	$(PY) -m pytest --durations=25 $(PYTEST_ARGS); status=$$?; \
 	cat var/test-summary.txt 2>/dev/null; exit $$status
 
 $(VENV)/.bench-installed: $(STAMP) requirements-bench.txt
