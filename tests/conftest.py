@@ -89,13 +89,10 @@ def replay_note(request):
 
 
 @pytest.fixture
-def make_user(django_user_model):
-    def make(username: str):
-        return django_user_model.objects.create_user(
-            username=username, email=f"{username}@example.com", password="pw-" + username
-        )
+def make_user(db):
+    from tests.support.worlds import person
 
-    return make
+    return person
 
 
 @pytest.fixture
@@ -124,10 +121,9 @@ def dave(make_user):
 
 @pytest.fixture
 def workspace(alice, bob, carol):
-    from tests.support.factories import WorkspaceFactory
-    from workspace.models import Role
+    from tests.support.worlds import shared_workspace
 
-    return WorkspaceFactory(name="Poster studio", created_by=alice, members={bob: Role.EDITOR, carol: Role.VIEWER})
+    return shared_workspace(alice, bob, carol)
 
 
 @pytest.fixture
