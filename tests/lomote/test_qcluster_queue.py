@@ -11,6 +11,7 @@ import os
 import queue
 import signal
 import time
+from contextlib import ExitStack
 
 import pytest
 from django_q.models import Success
@@ -20,21 +21,28 @@ from django_q.tasks import async_task
 from lomote.kernel.qcluster_queue import PatientQueue
 from simulation.processes import descendants
 from tests.support import qcluster as cluster
+from tests.support.ordering import run_before
 from tests.support.realtime import worker_env
 
 FORK = multiprocessing.get_context("fork")
 
 
-def _read_one(q, out):
-    out.put(q.get())
+def _read_one(q, out, waiting=None):
+    """Put what `q.get()` returns on `out`; set `waiting` as the reader starts to wait for a message: a plain Queue
+    waits in `_recv_bytes` holding its read lock, a PatientQueue in `_poll` holding none."""
+    with ExitStack() as hooks:
+        if waiting is not None:
+            for blocking in ("_poll", "_recv_bytes"):
+                hooks.enter_context(run_before((q, blocking), lambda *args, **kwargs: waiting.set()))
+        out.put(q.get())
 
 
 def _killed_idle_reader_then_another(queue_class) -> object:
     """Start a reader, let it wait, SIGKILL it, start a second reader and put one message; return what it read."""
-    q, out = queue_class(), FORK.Queue()
-    first = FORK.Process(target=_read_one, args=(q, out), daemon=True)
+    q, out, waiting = queue_class(), FORK.Queue(), FORK.Event()
+    first = FORK.Process(target=_read_one, args=(q, out, waiting), daemon=True)
     first.start()
-    time.sleep(0.5)  # it is waiting in get()
+    assert waiting.wait(10), "the first reader never started waiting in get()"
     os.kill(first.pid, signal.SIGKILL)
     first.join(5)
     second = FORK.Process(target=_read_one, args=(q, out), daemon=True)
