@@ -9,11 +9,12 @@ import json
 import time
 
 import pytest
+from django.db import connection
 from django.test import Client
 from PIL import features
 
+from tests.support.ordering import run_before, wait_until
 from tests.support.race import race
-from workspace import views
 from workspace.models import ArtifactVersion, Event, GenerationJob, WebhookDelivery
 from workspace.providers import registry
 from workspace.providers.simulated import SimulatedUpstream, via_client
@@ -369,23 +370,30 @@ def test_it_ignores_a_callback_the_upstream_sent_twice_under_two_delivery_ids(wo
     assert len(settled) == 1
 
 
+def _another_session_waits_on_my_lock() -> bool:
+    """Whether another database session is waiting on a lock this one holds (pg_locks is read live)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))"
+        )
+        return cursor.fetchone()[0] > 0
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_it_processes_a_delivery_once_when_two_copies_arrive_at_the_same_moment(job, settled, monkeypatch):
-    # given the first copy holds its transaction open while it applies the report
-    apply = views.job_event_apply
+def test_it_processes_a_delivery_once_when_two_copies_arrive_at_the_same_moment(job, settled):
+    # given the copy that claims the delivery holds its transaction open, before it applies the report, until the
+    # other copy's insert of the same delivery id waits on the unique index
+    def hold_until_the_other_copy_waits(**kwargs):
+        wait_until(_another_session_waits_on_my_lock, what="the other copy waiting on the delivery's unique index")
 
-    def slow_apply(**kwargs):
-        time.sleep(0.5)  # the other copy's insert of the same delivery id now waits on the unique index
-        return apply(**kwargs)
-
-    monkeypatch.setattr(views, "job_event_apply", slow_apply)
     result = SimulatedUpstream(secret=SECRET)._timeline(job, job.upstream_id)[-1]
     body = json.dumps(result).encode()
     headers = sign(SECRET, "dlv_race", int(time.time()), body)
 
     # when two copies of the same delivery arrive together
-    responses = race([lambda: post(Client(), body, headers)] * 2)
+    with run_before("workspace.views.job_event_apply", hold_until_the_other_copy_waits):
+        responses = race([lambda: post(Client(), body, headers)] * 2)
 
     # then both are acknowledged and it was processed once
     assert sorted(r.status_code for r in responses) == [200, 200]
