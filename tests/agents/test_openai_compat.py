@@ -19,6 +19,7 @@ from agents.providers.base import ModelRequest, ToolSpec
 from agents.providers.openai_compat import OpenAICompatProvider
 from agents.secrets import secret_put
 from tests.support.fake_openai import FakeOpenAIServer, completion, error_body
+from tests.support.ordering import run_before, wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers")]
 
@@ -139,14 +140,17 @@ def test_it_tolerates_missing_usage_and_empty_arguments(server, provider):
 def test_it_times_out_after_exactly_one_http_call(server, provider):
     # given a server that hangs far past the 0.5 s timeout
     server.hang(10)
+    sent = []
     started = time.monotonic()
-    # when the provider completes
-    error = _error_of(provider)
+    # when the provider completes (every request the SDK makes goes through httpx2.Client.send, before it returns)
+    with run_before("httpx2.Client.send", lambda client, request, **kwargs: sent.append(request.url)):
+        error = _error_of(provider)
     elapsed = time.monotonic() - started
     # then it gave up on time with a retryable timeout, after one HTTP call and no hidden retry
     assert (error.code, error.retryable) == ("model_timeout", True)
     assert elapsed < 2.5
-    time.sleep(0.3)  # an SDK retry would have reached the server by now
+    assert len(sent) == 1
+    wait_until(lambda: server.calls, what="the server receiving the request")
     assert server.calls == 1
 
 
