@@ -51,6 +51,7 @@ from tests.support.rest import (
     key_client,
 )
 from tests.support.rest import snapshot as tenancy_snapshot
+from tests.support.worlds import built_once, person, shared_workspace
 from workspace.models import Role, Workspace
 from workspace.selectors import workspace_access
 from workspace.services.workspaces import workspace_create
@@ -179,10 +180,17 @@ CASES = [
 ]
 
 
-@pytest.fixture
-def world(workspace, alice, bob, carol, dave, no_enqueue):
+def _build_world() -> SimpleNamespace:
+    # (turns are recorded, not sent to django-q, as `no_enqueue` does)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("agents.queue._enqueue", lambda turn_id, generation: None)
+        return _world_of(*(person(name) for name in ("alice", "bob", "carol", "dave")))
+
+
+def _world_of(alice, bob, carol, dave) -> SimpleNamespace:
     # given the shared workspace (alice owner, bob editor, carol viewer) with an active task whose brief is
     # still unread, a paused task, dave's own workspace with a task of its own, and keys for both workspaces
+    workspace = shared_workspace(alice, bob, carol)
     task = _new_task(bob, workspace)
     paused = _new_task(bob, workspace, title="Storyboard", brief="Six shots")
     task_pause(access=_access(bob, workspace), task_id=paused.pk)
@@ -202,6 +210,43 @@ def world(workspace, alice, bob, carol, dave, no_enqueue):
         users={"outsider": dave, "viewer": carol, "editor": bob, "owner": alice},
         raw_keys={"key_viewer": key_viewer, "key_editor": key_editor, "key_other": key_other},
     )
+
+
+# Built once for the module; each test runs in a savepoint rolled back after it, on a deep copy of these objects.
+world_built = built_once(_build_world)
+
+
+@pytest.fixture
+def world(world_built, db, no_enqueue):
+    return world_built.fresh()
+
+
+# The personas are the world's (the conftest's own would be a second alice); `workspace` is a new one of theirs,
+# with no task yet, for the tests that start from an empty workspace.
+@pytest.fixture
+def workspace(world):
+    alice, bob, carol = (world.users[role] for role in ("owner", "editor", "viewer"))
+    return shared_workspace(alice, bob, carol)
+
+
+@pytest.fixture
+def alice(world):
+    return world.users["owner"]
+
+
+@pytest.fixture
+def bob(world):
+    return world.users["editor"]
+
+
+@pytest.fixture
+def carol(world):
+    return world.users["viewer"]
+
+
+@pytest.fixture
+def dave(world):
+    return world.users["outsider"]
 
 
 @pytest.fixture
