@@ -19,6 +19,7 @@ from agents.services.tasks import task_cancel
 from billing.models import Approval
 from tests.support.rest import assert_error, events_of, issue_api_key, key_client
 from tests.support.rest import snapshot as tenancy_snapshot
+from tests.support.worlds import built_once, person, shared_workspace
 from workspace.models import Role, Workspace
 from workspace.selectors import workspace_access
 from workspace.services.workspaces import workspace_create
@@ -65,10 +66,17 @@ def snapshot() -> dict:
     }
 
 
-@pytest.fixture
-def world(workspace, alice, bob, carol, dave, no_enqueue):
+def _build_world() -> SimpleNamespace:
+    # (turns are recorded, not sent to django-q, as `no_enqueue` does)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("agents.queue._enqueue", lambda turn_id, generation: None)
+        return _world_of(*(person(name) for name in ("alice", "bob", "carol", "dave")))
+
+
+def _world_of(alice, bob, carol, dave) -> SimpleNamespace:
     # given the shared workspace (alice owner, bob editor, carol viewer) with a task waiting on a choice card,
     # dave's own workspace with a task and card of its own, and keys for both workspaces
+    workspace = shared_workspace(alice, bob, carol)
     task = _task(bob, workspace)
     card = _waiting_on(task, {"type": "person", "question": "Which palette?", "options": ["Warm", "Cool"]})
     _, key_viewer = issue_api_key(workspace, role=Role.VIEWER, name="viewer key")
@@ -86,6 +94,41 @@ def world(workspace, alice, bob, carol, dave, no_enqueue):
         users={"outsider": dave, "viewer": carol, "editor": bob, "owner": alice},
         raw_keys={"key_viewer": key_viewer, "key_editor": key_editor, "key_other": key_other},
     )
+
+
+# Built once for the module; each test runs in a savepoint rolled back after it, on a deep copy of these objects.
+world_built = built_once(_build_world)
+
+
+@pytest.fixture
+def world(world_built, db, no_enqueue):
+    return world_built.fresh()
+
+
+# The personas and the shared workspace are the world's (the conftest's own would be a second alice).
+@pytest.fixture
+def workspace(world):
+    return world.workspace
+
+
+@pytest.fixture
+def alice(world):
+    return world.users["owner"]
+
+
+@pytest.fixture
+def bob(world):
+    return world.users["editor"]
+
+
+@pytest.fixture
+def carol(world):
+    return world.users["viewer"]
+
+
+@pytest.fixture
+def dave(world):
+    return world.users["outsider"]
 
 
 @pytest.fixture
