@@ -25,6 +25,16 @@ The builder runs outside any test, so it cannot use function-scoped fixtures (`m
 `pytest.MonkeyPatch.context()` patches for the length of the build. Passwords are hashed with the fast
 hasher the suite uses.
 
+The module's tests share the world's users, so a module that builds alice also gives its tests' `alice`,
+`workspace`… fixtures from the world (the conftest's would create a second alice). Rows keep their ids from
+one test to the next: what lives outside the database keyed by an id (the API throttle's counters in the
+cache) is shared by the module's tests, as it was for anonymous callers already.
+
+The cost, measured but not proven in its cause: a test's calls get slower (1.2-2x in the API modules).
+Likely the open transaction holds back PostgreSQL's xmin horizon, so the row versions each test writes and
+rolls back (the same world rows, test after test) are not pruned until the module ends. It pays off when
+building the world costs more than that (measured per module in the commit that converted it).
+
 Not for modules with transactional tests (`transaction=True`, `transactional_db`, `live_server`): those
 flush or commit the database, which an open module-wide transaction forbids, and `built_once` refuses such a
 module rather than letting them fail strangely. `django_capture_on_commit_callbacks` works as before: it
