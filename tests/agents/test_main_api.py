@@ -4,6 +4,8 @@ Every caller as its role says; bad bodies are 400 with nothing written; ids from
 same 404 as ids that exist nowhere; API keys mark their messages as open-API requests.
 """
 
+from types import SimpleNamespace
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -12,6 +14,7 @@ from agents.models import Card, CardKind, InboxMessage, MainMessage, Route, Task
 from agents.services.tasks import task_create
 from tests.support.rest import assert_error, events_of, issue_api_key, key_client
 from tests.support.rest import snapshot as tenancy_snapshot
+from tests.support.worlds import built_once, person, shared_workspace
 from workspace.models import Artifact, ArtifactKind, Role, Workspace
 from workspace.selectors import workspace_access
 from workspace.services.workspaces import workspace_create
@@ -66,12 +69,17 @@ def _url(workspace_id: int) -> str:
     return reverse("main-message-list", kwargs={"workspace_id": workspace_id})
 
 
-@pytest.fixture
-def world(workspace, alice, bob, carol, dave, no_enqueue):
+def _build_world() -> SimpleNamespace:
     # given the shared workspace with a poster task that made an artifact and asks for a confirmation, and
-    # dave's workspace with its own task, artifact and card; keys for both workspaces
-    from types import SimpleNamespace
+    # dave's workspace with its own task, artifact and card; keys for both workspaces (turns are recorded, not
+    # sent to django-q, as `no_enqueue` does)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("agents.queue._enqueue", lambda turn_id, generation: None)
+        return _world_of(*(person(name) for name in ("alice", "bob", "carol", "dave")))
 
+
+def _world_of(alice, bob, carol, dave) -> SimpleNamespace:
+    workspace = shared_workspace(alice, bob, carol)
     access = workspace_access(principal=bob, workspace_id=workspace.pk)
     task = task_create(access=access, title="Retro brand posters", brief="Make a series of 3 retro brand posters")
     artifact = Artifact.objects.create(
@@ -99,6 +107,15 @@ def world(workspace, alice, bob, carol, dave, no_enqueue):
         users={"outsider": dave, "viewer": carol, "editor": bob, "owner": alice},
         raw_keys={"key_viewer": key_viewer, "key_editor": key_editor, "key_other": key_other},
     )
+
+
+# Built once for the module; each test runs in a savepoint rolled back after it, on a deep copy of these objects.
+world_built = built_once(_build_world)
+
+
+@pytest.fixture
+def world(world_built, db, no_enqueue):
+    return world_built.fresh()
 
 
 @pytest.fixture
