@@ -17,6 +17,7 @@ from billing.models import Approval, ApprovalKind, LedgerEntry, Quote, SpendPoli
 from billing.services.quotes import quote_create
 from tests.billing.helpers import money
 from tests.support.rest import assert_error, issue_api_key, key_client
+from tests.support.worlds import built_once, person, shared_workspace
 from workspace.models import Role, Workspace
 from workspace.services.workspaces import workspace_create
 
@@ -73,10 +74,11 @@ CASES = [
 ]
 
 
-@pytest.fixture
-def world(workspace, alice, bob, carol, dave):
+def _build_world() -> SimpleNamespace:
     # given the shared workspace (alice owner, bob editor, carol viewer) with a viewer and an editor key,
     # and dave's own workspace with its own key
+    alice, bob, carol, dave = (person(name) for name in ("alice", "bob", "carol", "dave"))
+    workspace = shared_workspace(alice, bob, carol)
     _, key_viewer = issue_api_key(workspace, role=Role.VIEWER, name="viewer key")
     _, key_editor = issue_api_key(workspace, role=Role.EDITOR, name="editor key")
     other = workspace_create(user=dave, name="Dave's place")
@@ -87,6 +89,41 @@ def world(workspace, alice, bob, carol, dave):
         users={"outsider": dave, "viewer": carol, "editor": bob, "owner": alice},
         raw_keys={"key_viewer": key_viewer, "key_editor": key_editor, "key_other": key_other},
     )
+
+
+# Built once for the module; each test runs in a savepoint rolled back after it, on a deep copy of these objects.
+world_built = built_once(_build_world)
+
+
+@pytest.fixture
+def world(world_built, db):
+    return world_built.fresh()
+
+
+# The personas and the shared workspace are the world's (the conftest's own would be a second alice).
+@pytest.fixture
+def workspace(world):
+    return world.workspace
+
+
+@pytest.fixture
+def alice(world):
+    return world.users["owner"]
+
+
+@pytest.fixture
+def bob(world):
+    return world.users["editor"]
+
+
+@pytest.fixture
+def carol(world):
+    return world.users["viewer"]
+
+
+@pytest.fixture
+def dave(world):
+    return world.users["outsider"]
 
 
 @pytest.fixture
