@@ -76,6 +76,7 @@ def generation_webhook(request, provider: str):
                     progress=report.get("progress"),
                     result=report.get("result"),
                     error=report.get("error"),
+                    savepoint=False,  # any failure ends this transaction, delivery row included
                 )
     except DomainError as exc:
         return _error(exc.status if exc.status < 500 else 400, exc.code, exc.message, exc.details)

@@ -11,13 +11,16 @@ import time
 import pytest
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from PIL import features
 
+from lomote.kernel.exceptions import InvalidInput
 from tests.support.ordering import run_before, wait_until
 from tests.support.race import race
 from workspace.models import ArtifactVersion, Event, GenerationJob, WebhookDelivery
 from workspace.providers import registry
 from workspace.providers.simulated import SimulatedUpstream, via_client
+from workspace.services import jobs
 from workspace.services.jobs import job_submit
 from workspace.webhooks import ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signature
 
@@ -309,6 +312,35 @@ def test_it_refuses_an_oversized_body(client, job, settings):
     body = body_for(job, padding="x" * 200)
     assert_refused(post(client, body, sign(SECRET, "dlv_big", int(time.time()), body)), 413, "payload_too_large")
     assert not WebhookDelivery.objects.exists()
+
+
+def test_a_report_failing_inside_its_transaction_stores_no_delivery(client, job, settled, monkeypatch):
+    # given a success whose result cannot be stored: the failure comes from inside the report's transaction, which
+    # runs without a savepoint of its own (the webhook's transaction ends on any exception)
+    def refuse(*args, **kwargs):
+        raise InvalidInput("The result cannot be stored.", code="result_refused")
+
+    monkeypatch.setattr(jobs, "_store_output", refuse)
+    body = json.dumps(SimulatedUpstream(secret=SECRET)._timeline(job, job.upstream_id)[-1]).encode()
+    before = facts()
+
+    # when / then: refused, and nothing stays, the delivery row included, so the sender's retry is processed
+    assert_refused(post(client, body, sign(SECRET, "dlv_f", int(time.time()), body)), 400, "result_refused")
+    assert facts() == before and settled == []
+
+
+def test_a_delivery_is_one_transaction_without_a_savepoint_for_its_report(client, job):
+    # given
+    body = body_for(job)
+
+    # when
+    with CaptureQueriesContext(connection) as captured:
+        response = post(client, body, sign(SECRET, "dlv_q", int(time.time()), body))
+
+    # then the only savepoint is the view's own transaction (nested in the test's); the report adds none
+    assert_applied(response, "dlv_q", job)
+    savepoints = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("SAVEPOINT")]
+    assert len(savepoints) == 1, savepoints
 
 
 # --- replays and duplicates ------------------------------------------------------------------------------------

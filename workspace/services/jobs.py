@@ -16,7 +16,7 @@ The contract other apps rely on (agents' generation tools, billing's subscriber)
         transaction (it commits up to twice).
 
     job_event_apply(*, job_id=None, provider=None, upstream_id=None, status, progress=None, result=None,
-                    error=None) -> bool
+                    error=None, savepoint=True) -> bool
         The one place every report goes — webhook, poll, embedded worker. Names the job by id or by
         (provider, upstream_id); locks it; applies forward moves only (workspace/transitions.py) and
         returns whether anything changed, so duplicates and late reports are harmless. On success it
@@ -26,8 +26,11 @@ The contract other apps rely on (agents' generation tools, billing's subscriber)
         terminal move publishes the domain event JOB_SETTLED (workspace/domain_events.py, with its payload)
         inside the transaction, exactly once per job (billing captures or releases, agents decide on a
         wake-up, a Flow node waiting on the job is settled). Runs in the caller's transaction when
-        there is one (as a savepoint). Locks, in this order: the job, the target artifact (on success),
-        the workspace row (event log); subscribers run after that, while all three are held.
+        there is one, as a savepoint; `savepoint=False` spares its two statements to a caller whose
+        transaction ends on any exception anyway (the webhook: its delivery row must not outlive a failed
+        report), since a failure then leaves that transaction unusable. Locks, in this order: the job, the
+        target artifact (on success), the workspace row (event log); subscribers run after that, while all
+        three are held.
 
     job_submission_recoverable(job) -> bool / job_submission_recover(*, job_id) -> bool
         A job left `submitting` with no upstream id (its process died between the row's commit and the message,
@@ -274,6 +277,7 @@ def job_event_apply(
     progress: int | None = None,
     result: Output | dict[str, Any] | None = None,
     error: dict[str, Any] | str | None = None,
+    savepoint: bool = True,
 ) -> bool:
     """Apply one report about a job if it moves the job forward; return whether it did (module docstring)."""
     if (job_id is None) == (upstream_id is None) or (upstream_id is not None and not (provider and upstream_id)):
@@ -291,7 +295,7 @@ def job_event_apply(
         output = (result if isinstance(result, Output) else Output.from_json(result)).checked()
     error = _clean_error(status, error)
 
-    with transaction.atomic():
+    with transaction.atomic(savepoint=savepoint):
         jobs = generation_job_qs_for_update()
         job = (
             jobs.filter(pk=job_id).first()
