@@ -29,7 +29,8 @@ server DATABASE_URL names. It measures, in the same run:
     - Half A goes to the real endpoint, POST /api/v1/webhooks/generation/bench_silent/, signed with
       `workspace.webhooks.sign`, through Django's test Client in this process: URL routing, the middleware
       stack, signature check, delivery-id row, `job_event_apply`, the billing and agents reactions — our
-      code without a socket or an HTTP server's parsing. Signing happens before the clock starts.
+      code without a socket or an HTTP server's parsing. Signing happens before the clock starts, and so does
+      one GET (405) that has the process import its URLconf.
     - Half B goes straight to `job_event_apply` (no HTTP, no signature, no delivery row), for comparison.
     A report commits the job, its artifact version, the capture and the card's event; what follows from it —
     the task's reaction (record, decide, finish: summary, episode) and the search vectors — is queued in the
@@ -493,6 +494,11 @@ def through_http(plan: list[Callback]) -> Throughput:
     url = f"/api/v1/webhooks/generation/{PROVIDER}/"
     ms: dict[str, list[float]] = {"progress": [], "success": [], "duplicate": []}
     answers = []
+    # Like the signing, before the clock: the process's first request imports the whole URLconf (every app's views
+    # and API schemas), a start-up cost of the process and not of a callback. A GET is refused (405), writing nothing.
+    warm = client.get(url, secure=True)
+    if warm.status_code != 405:
+        raise SystemExit(f"the webhook answered a GET with {warm.status_code}, not 405")
     began = time.perf_counter()
     for cb in plan:
         t = time.perf_counter()
