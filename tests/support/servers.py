@@ -77,9 +77,16 @@ class Daphne:
                 self.process.wait(timeout=10)
         self.process = None
 
+    def log_size(self) -> int:
+        return os.fstat(self.log.fileno()).st_size
+
+    def log_since(self, offset: int) -> bytes:
+        """What the process wrote after `offset`. Read with pread: the process writes through the same open file,
+        so moving its offset (seek) would make it write over what it wrote before."""
+        return os.pread(self.log.fileno(), max(self.log_size() - offset, 0), offset)
+
     def log_tail(self, chars: int = 3000) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")[-chars:]
+        return self.log_since(0).decode(errors="replace")[-chars:]
 
 
 def wait_for_other_sessions_to_end(timeout: float = 10) -> None:
