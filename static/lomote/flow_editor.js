@@ -107,7 +107,7 @@ export class FlowEditor {
     const seen = this.view.run && this.canvas.runs.get(this.view.run);
     if (seen) {
       for (const [nodeId, known] of seen.nodes) this.nodeStatus(nodeId, known.status, known.detail);
-      if (seen.status) document.getElementById("flow-run-status").textContent = `Run #${this.view.run}: ${seen.status}`;
+      if (seen.status) document.getElementById("flow-run-status").textContent = `Run #${this.view.run}: ${seen.status}${waitingClause(seen)}`;
       this.showRerun(seen);
       for (const [nodeId, output] of seen.outputs || []) this.showOutput(nodeId, output);
     }
@@ -622,6 +622,7 @@ export class FlowEditor {
         if (known) this.nodeStatus(nodeId, known.status, known.detail);
       }
       const waiting = run.card && run.card.status === "open" ? ` — approve its ${run.cost} credits on the quote card in the chat` : "";
+      seen.waiting = waiting; // a later event or re-render says it again while the run still waits
       status.textContent = `Run #${run.id}: ${seen.status || run.status}${waiting}`;
       status.dataset.run = String(run.id);
       status.dataset.runStatus = seen.status || run.status;
@@ -716,6 +717,7 @@ export class FlowEditor {
       this.nodeStatus(nodeId, seen.nodes.get(nodeId)?.status || node.status, seen.nodes.get(nodeId)?.detail || "");
     }
     const waiting = run.card && run.card.status === "open" ? ` — approve its ${run.cost} credits on the quote card in the chat` : "";
+    seen.waiting = waiting;
     document.getElementById("flow-run-status").textContent = `Run #${run.id}: ${what} — ${seen.status || run.status}${waiting}`;
     this.showRerun(seen);
   }
@@ -757,10 +759,16 @@ export class FlowEditor {
       for (const node of data.nodes || []) this.nodeStatus(node, "stale", "made from an input that has changed");
     } else {
       const status = document.getElementById("flow-run-status");
-      status.textContent = `Run #${data.run}: ${data.status}`;
+      status.textContent = `Run #${data.run}: ${data.status}${waitingClause(seen)}`;
       status.dataset.runStatus = data.status;
     }
   }
+}
+
+/** What a run waiting for its spending approval asks of the person (kept from the answer that started it): the run's
+ * own event, arriving after that answer on a loaded server, would otherwise replace the sentence by the bare status. */
+function waitingClause(seen) {
+  return seen.status === "awaiting_approval" ? seen.waiting || "" : "";
 }
 
 function curve(from, to) {
