@@ -13,6 +13,7 @@ test stopped (or that died) is started again before the next one.
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,7 +45,8 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
 PASSWORD = "studio-pw-1"  # noqa: S105 - a test persona's password
 DRAIN_TIMEOUT = 20  # seconds the last test's tasks get to finish; longer, and a new cluster costs less than waiting
-WARM_UP_TIMEOUT = 60  # seconds daphne gets to load its offline embedding model after it answers /healthz
+WARM_UP_TIMEOUT = 60  # seconds daphne gets to load the readers of words after it answers /healthz
+WARMED_UP = re.compile(rb"understanding (warmed up|warm-up failed)")  # lomote/understanding/warm.py's last words
 
 
 class Servers:
@@ -52,7 +54,7 @@ class Servers:
 
     def __init__(self, env: dict[str, str]):
         self.env = env
-        # At INFO, daphne says when its warm-up has loaded the offline embedding model (lomote/asgi.py).
+        # At INFO, daphne says when its warm-up has loaded the readers of words (lomote/understanding/warm.py).
         self.daphne = Daphne({**env, "LOG_LEVEL": "INFO"}, free_port())
         self.cluster: subprocess.Popen | None = None
         self.cluster_log = None
@@ -80,10 +82,10 @@ class Servers:
             )
 
     def wait_for_warm_up(self, log_offset: int, timeout: float = WARM_UP_TIMEOUT) -> None:
-        """Daphne answers /healthz while it still loads the embedding model that routes a message to Main (seconds
-        on a loaded machine): a test's first message would wait for it past its expectation's timeout."""
+        """Daphne answers /healthz while it still loads the encoder and classifiers that route a message to Main
+        (seconds on a loaded machine): a test's first message would wait for them past its expectation's timeout."""
         deadline = time.monotonic() + timeout
-        while b"offline embedding model" not in self.daphne.log_since(log_offset):
+        while not WARMED_UP.search(self.daphne.log_since(log_offset)):
             if self.daphne.process.poll() is not None:
                 raise AssertionError(f"daphne exited: {self.daphne.log_tail()}")
             if time.monotonic() > deadline:
