@@ -40,11 +40,19 @@ def _image(studio, title: str, colour, *, task=None):
     )
 
 
+def _task(studio, title: str, brief: str):
+    """A task that made the seeded pictures, idle: a task started by task_create runs turns that go on making
+    pictures of their own on the canvas while the test reads its tiles (with a warm cluster, within the test)."""
+    from agents.models import Task, TaskStatus
+
+    return Task.objects.create(
+        workspace=studio.workspace, title=title, brief=brief, created_by=studio.user, status=TaskStatus.IDLE
+    )
+
+
 def _seed(studio):
     """A series of three posters a task made, then an upload, then a logo another task made (in that order)."""
-    from agents.services.tasks import task_create
-
-    posters = task_create(access=studio.access, title="Retro posters", brief="three retro posters")
+    posters = _task(studio, "Retro posters", "three retro posters")
     series = [
         _image(studio, title, colour, task=posters)
         for title, colour in (
@@ -54,7 +62,7 @@ def _seed(studio):
         )
     ]
     upload = _image(studio, "Moodboard", (230, 210, 120))
-    logos = task_create(access=studio.access, title="Bakery logo", brief="a logo for Crumb")
+    logos = _task(studio, "Bakery logo", "a logo for Crumb")
     logo = _image(studio, "Crumb logo", (120, 60, 30), task=logos)
     return posters, series, upload, logo
 
