@@ -285,8 +285,9 @@ def shoot(page, name: str) -> Path:
 
 def log_in(page, studio: Studio) -> None:
     page.goto(f"{studio.url}/")
-    page.get_by_label("Username").fill(studio.user.username)
-    page.get_by_label("Password").fill(PASSWORD)
+    # By the fields' ids: their labels are in the browser's language.
+    page.locator("#id_username").fill(studio.user.username)
+    page.locator("#id_password").fill(PASSWORD)
     page.keyboard.press("Enter")
     page.wait_for_url(f"{studio.url}/")
     page.locator("#studio[data-ready='true']").wait_for()
