@@ -1,16 +1,22 @@
 """Saying "forget that …" to Main (DESIGN §8): the request is recognised before any routing, the memory it names
 is found by what it says, and a confirmation card is opened — forgetting is never done on words alone.
 
-What is recognised, in English and French: a message that opens with a request to forget, stop remembering or
-erase a memory ("forget that our main colour is blue", "please forget what I said about the mascot", "stop
-remembering my old address", "oublie que notre couleur principale est le bleu", "efface ce que j'ai dit sur la
-mascotte", "ne retiens plus que …"). Not recognised: "don't forget …", "n'oublie pas …" (the opposite), and a
-request to forget that is a question or sits inside a longer work request — those go to the Router as usual.
+Whether a message asks to forget is read by meaning, in every language the understanding layer knows: the
+`memory_about` decision's `forget` label ("forget what I said about the mascot", "efface ce que j'ai dit sur la
+mascotte", "vergiss unser altes Logo", "olvida lo que te dije del nombre"). Reminders ("don't forget …", "n'oublie
+pas …"), a dismissal ("forget it") and work requests read otherwise and go to the Router as usual; so does a
+question, and a message longer than a request to forget is.
+
+What to forget is then the words after the request where it opens with a phrasing we know in English or French
+("forget that …", "oublie ce que j'ai dit sur …": they only trim the request's own words, they decide nothing),
+else the whole message: memory search finds the memory by meaning either way.
 """
 
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from lomote.understanding import decide
 
 _LEAD = r"(?:(?:please|could you|can you|s'il te plaît|s'il vous plaît|stp|svp)[\s,]+)?"
 _PATTERNS = [
@@ -25,9 +31,10 @@ _PATTERNS = [
     r"(?P<what>.+)",
     r"ne (?:retiens|retenez|garde|gardez) plus (?:en mémoire )?(?:que |qu')?(?P<what>.+)",
 ]
-_NEGATED = re.compile(r"^(?:don'?t|do not|never|n'oublie(?:z)? pas|ne pas oublier|n'oubliez jamais|n'oublie jamais)\b")
 _COMPILED = [re.compile(rf"^{_LEAD}{pattern}$", re.IGNORECASE | re.DOTALL) for pattern in _PATTERNS]
 MAX_INTENT_CHARS = 400  # a forget request is a sentence or two, not a brief
+FORGET = "forget"  # the memory_about label of a request to forget
+STRIPPED = " .!;:,\"'«»“”"
 
 
 @dataclass(frozen=True)
@@ -40,12 +47,12 @@ def forget_intent(text: str) -> ForgetIntent | None:
     said = unicodedata.normalize("NFKC", " ".join(text.split())).strip()
     if not said or len(said) > MAX_INTENT_CHARS or said.endswith("?"):
         return None
-    lowered = said.casefold().replace("’", "'")
-    if _NEGATED.match(lowered):
+    if decide("memory_about", said).label != FORGET:
         return None
+    lowered = said.casefold().replace("’", "'")
     for pattern in _COMPILED:
         match = pattern.match(lowered)
         if match:
-            what = match.group("what").strip(" .!;:,\"'«»“”")
+            what = match.group("what").strip(STRIPPED)
             return ForgetIntent(what=what) if len(what) >= 3 else None
-    return None
+    return ForgetIntent(what=said.strip(STRIPPED))

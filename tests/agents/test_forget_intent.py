@@ -1,9 +1,9 @@
-"""Saying "forget that …" to Main (issue 13 item 4): recognised before routing, in English and French, never
-for "don't forget"; the memory it names gets a confirmation card; the words never feed memory themselves."""
+"""Saying "forget that …" to Main (issue 13 item 4): recognised before routing, by meaning, in five languages,
+never for "don't forget"; the memory it names gets a confirmation card; the words never feed memory themselves."""
 
 import pytest
 
-from agents.main.forget_intent import forget_intent
+from agents.main.forget_intent import ForgetIntent, forget_intent
 from agents.main.messages import main_message_post
 from agents.models import Card, MainMessage, Route
 from agents.services.card_actions import card_act
@@ -30,6 +30,31 @@ from workspace.selectors import workspace_access
 def test_it_recognises_a_request_to_forget(text, what):
     intent = forget_intent(text)
     assert intent is not None and intent.what == what
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Vergiss, was ich über das Maskottchen gesagt habe",
+        "Olvida lo que te conté sobre la mascota",
+        "Esquece o que eu disse sobre a mascote",
+    ],
+)
+def test_it_recognises_a_request_to_forget_in_german_spanish_and_portuguese_by_meaning(text):
+    # no phrasing of ours trims these: what to forget is the whole request, which memory search reads by meaning
+    assert forget_intent(text) == ForgetIntent(what=text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Vergiss nicht, das Datum oben hinzuschreiben",
+        "No olvides el precio en la esquina",
+        "Make a poster that says: forget your worries",
+    ],
+)
+def test_reminders_and_work_in_other_languages_are_left_to_the_router(text):
+    assert forget_intent(text) is None
 
 
 @pytest.mark.parametrize(
