@@ -48,12 +48,18 @@ class Encoder(ABC):
     def _encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dims) float rows for non-empty normalised texts."""
 
+    def width(self) -> int:
+        """The model's row width: known from its first rows, else asked of the model once."""
+        if getattr(self, "_width", None) is None:
+            self._width = int(np.asarray(self._encode(["width"]), dtype=np.float32).shape[1])
+        return self._width
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit float32 rows, one per text; an empty text gives a zero row."""
         cut = [normalise(text)[:MAX_TEXT_CHARS] for text in texts]
         filled = [i for i, text in enumerate(cut) if text]
-        if not filled:
-            return np.zeros((len(cut), 1), dtype=np.float32)
+        if not filled:  # nothing to read: zero rows of the model's own width, which score like any other row
+            return np.zeros((len(cut), self.width()), dtype=np.float32)
         if not hasattr(self, "_recent"):
             self._recent, self._recent_lock = OrderedDict(), threading.Lock()
         with self._recent_lock:
@@ -70,7 +76,7 @@ class Encoder(ABC):
                         self._recent[cut[i]] = known[i]
                     while len(self._recent) > RECENT_TEXTS:
                         self._recent.popitem(last=False)
-        width = next(iter(known.values())).shape[0]
+        width = self._width = next(iter(known.values())).shape[0]
         out = np.zeros((len(cut), width), dtype=np.float32)
         for i, row in known.items():
             out[i] = row

@@ -180,3 +180,11 @@ def test_links_markup_and_long_unbroken_runs_do_not_outweigh_a_request_s_words()
     # then the decision reads the words, as it reads them alone
     assert meaningful(text) == "Make a series of 3 retro brand posters for bold"
     assert decide("kind", text).label == decide("kind", "Make a series of 3 retro brand posters").label == "poster"
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t"])
+def test_a_text_with_nothing_to_read_is_decided_like_any_other_and_never_raises(text):
+    # A task title of only spaces reached the router's candidate scoring; its row had the wrong width (a 500).
+    decision = decision_get("kind").decide(text)
+    assert decision.label in {*decision_get("kind").classes, "ask"}
+    assert decide_all("edit", text)
