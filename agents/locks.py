@@ -6,6 +6,8 @@ PostgreSQL runs Django's deferred foreign-key checks at COMMIT — after that tr
 person confirming a card deadlocked that way against a turn opening the next card (tests/agents/test_lock_modes.py).
 """
 
+from django.utils.translation import gettext_noop
+
 from agents.models import Card, InboxMessage, Task, Turn
 from lomote.kernel.exceptions import NotFound
 from workspace.selectors import Access
@@ -31,5 +33,5 @@ def task_locked(*, access: Access, task_id: int) -> Task:
     """The task, locked, if it belongs to the caller's workspace; NotFound otherwise."""
     task = task_qs_for_update().filter(pk=task_id, workspace=access.workspace).first()
     if task is None:
-        raise NotFound("Task not found.")
+        raise NotFound(gettext_noop("Task not found."))
     return task

@@ -61,39 +61,58 @@ class Verdict(StrEnum):
     NEXT_STEP_PROPOSED = "next_step_proposed"
 
 
+def gettext_noop(message: str) -> str:
+    """Marks a finding for `makemessages` (the name it looks for) without saying it: this module stays free of
+    Django. The runtime says it in the task's language where it writes the resume review card
+    (agents/runtime/resumption.py); the command and the REST resume give it as written here, in English."""
+    return message
+
+
 MESSAGES = {
-    Verdict.MISSION_MISMATCH: "This checkpoint belongs to another task; it was refused before any lookup.",
-    Verdict.TENANT_MISMATCH: "This checkpoint belongs to another workspace; it was refused before any lookup.",
-    Verdict.SUBJECT_MISMATCH: "This checkpoint acts for another person; it was refused before any lookup.",
-    Verdict.AWAITING_APPROVAL: "The work waits for a person's approval; resuming cannot go past it.",
-    Verdict.MISSION_COMPLETED: "The work is already complete; there is nothing to resume.",
-    Verdict.PENDING_STATE_INCONSISTENT: (
+    Verdict.MISSION_MISMATCH: gettext_noop(
+        "This checkpoint belongs to another task; it was refused before any lookup."
+    ),
+    Verdict.TENANT_MISMATCH: gettext_noop(
+        "This checkpoint belongs to another workspace; it was refused before any lookup."
+    ),
+    Verdict.SUBJECT_MISMATCH: gettext_noop(
+        "This checkpoint acts for another person; it was refused before any lookup."
+    ),
+    Verdict.AWAITING_APPROVAL: gettext_noop("The work waits for a person's approval; resuming cannot go past it."),
+    Verdict.MISSION_COMPLETED: gettext_noop("The work is already complete; there is nothing to resume."),
+    Verdict.PENDING_STATE_INCONSISTENT: gettext_noop(
         "The checkpoint's status and its pending action disagree; it needs a person's review before anything runs."
     ),
-    Verdict.PENDING_CONTRACT_DENIED: "The pending action is outside what this task may act on; nothing was looked up.",
-    Verdict.RESUME_STEP_LIMIT: "The work reached its step limit; it cannot take another step.",
-    Verdict.ACTION_STILL_UNKNOWN: (
+    Verdict.PENDING_CONTRACT_DENIED: gettext_noop(
+        "The pending action is outside what this task may act on; nothing was looked up."
+    ),
+    Verdict.RESUME_STEP_LIMIT: gettext_noop("The work reached its step limit; it cannot take another step."),
+    Verdict.ACTION_STILL_UNKNOWN: gettext_noop(
         "The interrupted action's outcome cannot be checked now; its money stays held and nothing new is planned."
     ),
-    Verdict.ACTION_NOT_FOUND_REVIEW: (
+    Verdict.ACTION_NOT_FOUND_REVIEW: gettext_noop(
         "No receipt of the interrupted action was found; it is not replayed automatically — a person decides."
     ),
-    Verdict.ACTION_RECEIPT_CONFLICT: (
+    Verdict.ACTION_RECEIPT_CONFLICT: gettext_noop(
         "A receipt exists under the action's id but for a different action; it stays pending for review."
     ),
-    Verdict.ACTION_NOT_FOUND_REPLAY: (
+    Verdict.ACTION_NOT_FOUND_REPLAY: gettext_noop(
         "No receipt of the interrupted action was found where its receipts are ours: nothing happened, so it runs "
         "again under the same operation id."
     ),
-    Verdict.GOAL_CHANGED_REVIEW: "The goal changed since this work was planned; a person reviews before it goes on.",
-    Verdict.CONFIG_CHANGED_REVIEW: (
+    Verdict.GOAL_CHANGED_REVIEW: gettext_noop(
+        "The goal changed since this work was planned; a person reviews before it goes on."
+    ),
+    Verdict.CONFIG_CHANGED_REVIEW: gettext_noop(
         "The model or the spending policy changed since this work ran; a person reviews before it goes on."
     ),
-    Verdict.SOURCE_REFRESH_REQUIRED: "A source the work relied on changed since; it must be read again first.",
-    Verdict.NEXT_STEP_NOT_AUTHORIZED: "The next step is not allowed any more.",
-    Verdict.CANCELLED_OBSERVED: "Cancellation was requested; the work stops here.",
-    Verdict.BUDGET_EXCEEDED: "The next step would take the spending past the budget.",
-    Verdict.NEXT_STEP_PROPOSED: "Everything checks out: the next step is proposed.",
+    Verdict.SOURCE_REFRESH_REQUIRED: gettext_noop(
+        "A source the work relied on changed since; it must be read again first."
+    ),
+    Verdict.NEXT_STEP_NOT_AUTHORIZED: gettext_noop("The next step is not allowed any more."),
+    Verdict.CANCELLED_OBSERVED: gettext_noop("Cancellation was requested; the work stops here."),
+    Verdict.BUDGET_EXCEEDED: gettext_noop("The next step would take the spending past the budget."),
+    Verdict.NEXT_STEP_PROPOSED: gettext_noop("Everything checks out: the next step is proposed."),
 }
 
 # The verdicts after which a person must look before anything else happens (the runtime opens a card).

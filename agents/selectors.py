@@ -2,6 +2,7 @@
 
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext_noop
 
 from agents.models import (
     ACTIVE_TURN_STATUSES,
@@ -85,13 +86,13 @@ def task_get(*, access: Access, task_id: int) -> Task:
         .first()
     )
     if task is None:
-        raise NotFound("Task not found.")
+        raise NotFound(gettext_noop("Task not found."))
     return task
 
 
 def _task_exists(*, access: Access, task_id: int) -> None:
     if not Task.objects.filter(workspace=access.workspace, pk=task_id).exists():
-        raise NotFound("Task not found.")
+        raise NotFound(gettext_noop("Task not found."))
 
 
 def task_log(*, access: Access, task_id: int) -> QuerySet[Turn]:
@@ -141,7 +142,7 @@ def inbox_list(*, access: Access, task_id: int) -> QuerySet[InboxMessage]:
 def inbox_message_get(*, access: Access, task_id: int, message_id: int) -> InboxMessage:
     message = inbox_list(access=access, task_id=task_id).filter(pk=message_id).first()
     if message is None:
-        raise NotFound("Message not found.")
+        raise NotFound(gettext_noop("Message not found."))
     return message
 
 
@@ -162,7 +163,7 @@ def card_list(
 def card_get(*, access: Access, card_id: int) -> Card:
     card = card_list(access=access).filter(pk=card_id).first()
     if card is None:
-        raise NotFound("Card not found.")
+        raise NotFound(gettext_noop("Card not found."))
     return card
 
 

@@ -1,5 +1,7 @@
 """Billing's errors. Insufficient balance is lomote's PaymentRequired with code `insufficient_balance`."""
 
+from django.utils.translation import gettext_noop
+
 from lomote.kernel.exceptions import DomainError
 
 
@@ -12,4 +14,8 @@ class ConfirmationRequired(DomainError):
     threshold or daily_cap (a cost within the workspace's limits never asks, budget or not).
     """
 
-    status, code, default_message = 402, "confirmation_required", "A person must approve this spending first."
+    status, code, default_message = (
+        402,
+        "confirmation_required",
+        gettext_noop("A person must approve this spending first."),
+    )

@@ -14,6 +14,8 @@ same 404, and nothing is written.
 
 from collections.abc import Callable
 
+from django.utils.translation import gettext_noop
+
 from lomote.kernel.exceptions import NotFound
 
 MAX_SCOPE_LENGTH = 64
@@ -66,7 +68,9 @@ def check_task_scope(task_id: int | None, *, workspace_id: int) -> str:
         return ""
     scope = _resolve(workspace_id, task_id)
     if scope is None:
-        raise NotFound("Task not found.", details={"fields": {"task": ["No task with this id in this workspace."]}})
+        raise NotFound(
+            gettext_noop("Task not found."), details={"fields": {"task": ["No task with this id in this workspace."]}}
+        )
     return scope
 
 

@@ -4,6 +4,7 @@ from datetime import datetime
 
 from django.db.models import Case, Exists, OuterRef, Q, QuerySet, Sum, Value, When
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from billing.models import (
     Approval,
@@ -74,7 +75,7 @@ def order_find(*, workspace_id: int, idempotency_key: str) -> Order | None:
 def order_get(*, workspace_id: int, idempotency_key: str) -> Order:
     order = order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
     if order is None:
-        raise NotFound("Order not found.", code="order_not_found")
+        raise NotFound(gettext_noop("Order not found."), code="order_not_found")
     return order
 
 
@@ -112,7 +113,7 @@ def quote_get(*, workspace_id: int, quote_id: int) -> Quote:
     """A quote of this workspace; another workspace's quote is NotFound, like a missing one."""
     quote = quote_list(workspace_id=workspace_id).filter(pk=quote_id).first()
     if quote is None:
-        raise NotFound("Quote not found.", code="quote_not_found")
+        raise NotFound(gettext_noop("Quote not found."), code="quote_not_found")
     return quote
 
 

@@ -23,6 +23,7 @@ from functools import reduce
 
 from django.db import OperationalError, connection, transaction
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.exceptions import NotFound
 from memory.models import (
@@ -111,7 +112,7 @@ def memory_get(*, access: Access, memory_id: int) -> Memory:
         .first()
     )
     if memory is None:
-        raise NotFound("Memory not found.", code="memory_not_found")
+        raise NotFound(gettext_noop("Memory not found."), code="memory_not_found")
     return memory
 
 

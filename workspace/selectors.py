@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 from lomote.kernel.exceptions import InvalidInput, NotFound, PermissionDenied
 from workspace.authentication import ApiKeyPrincipal
@@ -33,6 +34,14 @@ from workspace.search import artifact_search_meaning
 Principal = AbstractBaseUser | ApiKeyPrincipal
 
 
+# A role as the refusal names it, in the request's language (the API's message; its code and details stay the same).
+ROLE_WORDS = {
+    Role.VIEWER.value: gettext_lazy("viewer"),
+    Role.EDITOR.value: gettext_lazy("editor"),
+    Role.OWNER.value: gettext_lazy("owner"),
+}
+
+
 @dataclass(frozen=True)
 class Access:
     """What one principal may do in one workspace. Obtained only through `workspace_access`."""
@@ -45,7 +54,8 @@ class Access:
     def require(self, role: str) -> "Access":
         if not role_at_least(self.role, role):
             raise PermissionDenied(
-                f"This needs the {Role(role).label.lower()} role; you are {Role(self.role).label.lower()}.",
+                gettext("This needs the %(required)s role; you are %(yours)s.")
+                % {"required": ROLE_WORDS.get(str(role), role), "yours": ROLE_WORDS.get(str(self.role), self.role)},
                 code="role_required",
                 details={"required_role": role, "your_role": self.role},
             )
@@ -63,15 +73,15 @@ def workspace_access(*, principal: Principal, workspace_id: int) -> Access:
     if isinstance(principal, ApiKeyPrincipal):
         key = principal.api_key
         if key.workspace_id != workspace_id or not key.is_active:
-            raise NotFound("Workspace not found.")
+            raise NotFound(gettext_noop("Workspace not found."))
         return Access(workspace=key.workspace, role=key.role, user=None, api_key=key)
     if principal is None or not principal.is_authenticated:
-        raise NotFound("Workspace not found.")
+        raise NotFound(gettext_noop("Workspace not found."))
     membership = (
         Membership.objects.select_related("workspace").filter(workspace_id=workspace_id, user=principal).first()
     )
     if membership is None:
-        raise NotFound("Workspace not found.")
+        raise NotFound(gettext_noop("Workspace not found."))
     return Access(workspace=membership.workspace, role=membership.role, user=principal, api_key=None)
 
 
@@ -95,7 +105,7 @@ def membership_list(*, access: Access) -> QuerySet[Membership]:
 def membership_get(*, access: Access, membership_id: int) -> Membership:
     membership = membership_list(access=access).filter(pk=membership_id).first()
     if membership is None:
-        raise NotFound("Member not found.")
+        raise NotFound(gettext_noop("Member not found."))
     return membership
 
 
@@ -106,7 +116,7 @@ def api_key_list(*, access: Access) -> QuerySet[ApiKey]:
 def api_key_get(*, access: Access, key_id: int) -> ApiKey:
     key = api_key_list(access=access).filter(pk=key_id).first()
     if key is None:
-        raise NotFound("API key not found.")
+        raise NotFound(gettext_noop("API key not found."))
     return key
 
 
@@ -164,7 +174,7 @@ def artifact_get(*, workspace_id: int, artifact_id: int) -> Artifact:
     """One live artifact of the workspace. Another workspace's id, or a deleted artifact, is NotFound."""
     artifact = artifact_list(workspace_id=workspace_id).filter(pk=artifact_id).first()
     if artifact is None:
-        raise NotFound("Artifact not found.")
+        raise NotFound(gettext_noop("Artifact not found."))
     return artifact
 
 
@@ -240,7 +250,7 @@ def generation_job_list(*, workspace_id: int, status: str | None = None, task_id
 def generation_job_get(*, workspace_id: int, job_id: int) -> GenerationJob:
     job = generation_job_list(workspace_id=workspace_id).filter(pk=job_id).first()
     if job is None:
-        raise NotFound("Generation job not found.")
+        raise NotFound(gettext_noop("Generation job not found."))
     return job
 
 
@@ -259,7 +269,7 @@ def notices_pending(*, task_id: int, limit: int = 20) -> list[ChangeNotice]:
 def flow_run_get(*, workspace_id: int, run_id: int) -> FlowRun:
     run = FlowRun.objects.filter(pk=run_id, workspace_id=workspace_id).first()
     if run is None:
-        raise NotFound("Flow run not found.")
+        raise NotFound(gettext_noop("Flow run not found."))
     return run
 
 
@@ -288,7 +298,7 @@ def collection_items_prefetch() -> Prefetch:
 def collection_get(*, workspace_id: int, collection_id: int) -> AssetCollection:
     collection = collection_list(workspace_id=workspace_id).filter(pk=collection_id).first()
     if collection is None:
-        raise NotFound("Collection not found.")
+        raise NotFound(gettext_noop("Collection not found."))
     return collection
 
 
@@ -353,5 +363,5 @@ def guide_get(*, workspace_id: int, name: str, version: int | None = None) -> Gu
     if builtin is None:
         if version is not None and BuiltinGuide.objects.filter(name=name).exists():
             raise NotFound(f"This guide has no version {version}.", code="version_not_found")
-        raise NotFound("Guide not found.")
+        raise NotFound(gettext_noop("Guide not found."))
     return GuideRef(builtin.name, builtin.purpose, True, builtin.version, None, builtin.content)

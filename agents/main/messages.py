@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import translation
+from django.utils.translation import gettext_noop
 
 from agents.language import STOP_WORDS, language_detect, stem, words
 from agents.locks import task_locked
@@ -295,7 +296,7 @@ def _artifact_note(artifact: Artifact) -> str:
 def _post_about_artifact(message: _Message, artifact_id: int) -> MainMessage:
     artifact = Artifact.objects.filter(pk=artifact_id, workspace=message.access.workspace).first()
     if artifact is None:
-        raise NotFound("Artifact not found.")
+        raise NotFound(gettext_noop("Artifact not found."))
     owner = _artifact_owner(message, artifact)
     if artifact.is_deleted:
         with transaction.atomic():
@@ -322,7 +323,7 @@ def _post_to_card(message: _Message, card_id: int) -> MainMessage:
     """
     card = Card.objects.filter(pk=card_id, workspace=message.access.workspace).select_related("task").first()
     if card is None:
-        raise NotFound("Card not found.")
+        raise NotFound(gettext_noop("Card not found."))
     refusal = "card_closed" if card.status != CardStatus.OPEN else ""
     reply = _say("card_closed", message.language, status=card.get_status_display().lower()) if refusal else ""
     if not refusal and card.task is not None and _task_refusal(card.task):
@@ -684,7 +685,7 @@ def main_card_act(
     person's original message (main_clarification_apply); every other card goes to the cards service."""
     card = Card.objects.filter(pk=card_id, workspace=access.workspace).values("kind", "task_id").first()
     if card is None:
-        raise NotFound("Card not found.")
+        raise NotFound(gettext_noop("Card not found."))
     if card["kind"] != CardKind.CLARIFY or card["task_id"] is not None:
         return card_act(access=access, card_id=card_id, action=action, option=option, text=text, budget=budget)
     access.require(Role.EDITOR)
@@ -717,7 +718,7 @@ def main_clarification_apply(*, access: Access, card_id: int, option_id: str) ->
             .first()
         )
         if card is None:
-            raise NotFound("Card not found.")
+            raise NotFound(gettext_noop("Card not found."))
         if card.status != CardStatus.OPEN:
             raise Conflict(
                 "This card was already answered.",
@@ -837,5 +838,5 @@ def main_message_list(*, access: Access) -> QuerySet[MainMessage]:
 def main_message_get(*, access: Access, message_id: int) -> MainMessage:
     record = main_message_list(access=access).filter(pk=message_id).first()
     if record is None:
-        raise NotFound("Message not found.")
+        raise NotFound(gettext_noop("Message not found."))
     return record

@@ -38,6 +38,7 @@ from agents.models import (
     Turn,
 )
 from agents.resume import (
+    MESSAGES,
     Action,
     Checkpoint,
     ReceiptLookupUnavailable,
@@ -340,7 +341,7 @@ def settle_done(task: Task, judged: Judged, *, turn: Turn | None) -> ToolResult 
 
 def open_review(task: Task, judged: Judged, *, turn: Turn | None) -> Card:
     """A card for the person: what was found, and what confirming does (the task row locked), in the task's
-    language (the check's own finding, from agents/resume.py, stays as it was written)."""
+    language — the check's own finding too (agents/resume.py marks it for makemessages; it is said here)."""
     with spoken(task):
         return _open_review(task, judged, turn=turn)
 
@@ -348,7 +349,7 @@ def open_review(task: Task, judged: Judged, *, turn: Turn | None) -> Card:
 def _open_review(task: Task, judged: Judged, *, turn: Turn | None) -> Card:
     resumption, call = judged.resumption, judged.call
     verdict = resumption.verdict
-    lines = [resumption.to_json()["message"]]
+    lines = [_(MESSAGES[verdict])]
     if call is not None:
         lines.append(_("Interrupted call: %(name)s (%(id)s).") % {"name": call.name, "id": call.call_id})
     if resumption.receipt is not None:

@@ -10,6 +10,7 @@ The Router's clarification cards are Main's (agents/main/messages.py `main_card_
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from agents.locks import card_qs_for_update, task_qs_for_update
 from agents.models import RUNTIME_NOTE, Card, CardKind, CardStatus, InboxMessage, Task, TaskStatus
@@ -33,7 +34,7 @@ def _locked(*, access: Access, card_id: int) -> tuple[Card, Task | None]:
     """The card and its task, locked in the agents' order (task, then card). NotFound outside the workspace."""
     row = Card.objects.filter(pk=card_id, workspace=access.workspace).values("task_id").first()
     if row is None:
-        raise NotFound("Card not found.")
+        raise NotFound(gettext_noop("Card not found."))
     task = task_qs_for_update().filter(pk=row["task_id"]).first() if row["task_id"] else None
     card = card_qs_for_update().get(pk=card_id)
     return card, task
@@ -224,7 +225,7 @@ def card_reply(*, access: Access, card_id: int, text: str) -> Card:
     """
     card = Card.objects.filter(pk=card_id, workspace=access.workspace).only("kind", "options").first()
     if card is None:
-        raise NotFound("Card not found.")
+        raise NotFound(gettext_noop("Card not found."))
     typed = " ".join(text.split()).casefold()
     if card.kind in (CardKind.CHOICE, CardKind.CLARIFY):
         for option in card.options:

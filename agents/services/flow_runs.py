@@ -24,6 +24,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from agents.locks import task_qs_for_update
 from agents.models import Card, CardStatus
@@ -240,7 +241,7 @@ class FlowRunQuote:
     def _run(self, card: Card) -> FlowRun:
         run = FlowRun.objects.filter(pk=card.payload.get("run"), workspace_id=card.workspace_id).first()
         if run is None:
-            raise NotFound("The card's Flow run no longer exists.")
+            raise NotFound(gettext_noop("The card's Flow run no longer exists."))
         return run
 
     def approve(self, *, access: Access, card: Card) -> Approval:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext_noop
 
 from agents.models import (
     FLOW_RESULT,
@@ -140,7 +141,7 @@ def _check_thread(access: Access, thread: Thread) -> None:
         return
     task = Task.objects.filter(pk=thread.task_id, workspace=access.workspace).first()
     if task is None:
-        raise NotFound("Task not found.")
+        raise NotFound(gettext_noop("Task not found."))
     if task.status == TaskStatus.CANCELLED:
         raise Conflict("This task was cancelled; it takes no more messages.", code="task_cancelled")
     if task.is_archived:

@@ -5,6 +5,7 @@ recorded. Until then it may be withdrawn or replaced; after, it is part of the h
 """
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from agents.locks import inbox_qs_for_update, task_locked
 from agents.models import CARD_ANSWER, InboxMessage, InboxStatus, TaskStatus
@@ -53,7 +54,7 @@ def _pending_locked(*, access: Access, task_id: int, message_id: int) -> tuple:
     task = task_locked(access=access, task_id=task_id)
     message = inbox_qs_for_update().filter(pk=message_id, task=task).first()
     if message is None:
-        raise NotFound("Message not found.")
+        raise NotFound(gettext_noop("Message not found."))
     if message.status != InboxStatus.PENDING:
         raise Conflict(
             "The agent already read this message (or it was withdrawn); it can no longer change.",

@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext_noop
 
 from agents.models import AssistantPreset, AssistantPresetVersion, ModelProfile
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
@@ -139,7 +140,7 @@ def _locked(access: Access, preset_id: int) -> AssistantPreset:
         .first()
     )
     if preset is None:
-        raise NotFound("Preset not found.")
+        raise NotFound(gettext_noop("Preset not found."))
     return preset
 
 
@@ -217,7 +218,7 @@ def preset_list(*, access: Access):
 def preset_get(*, access: Access, preset_id: int) -> AssistantPreset:
     preset = AssistantPreset.objects.filter(workspace=access.workspace, pk=preset_id).first()
     if preset is None:
-        raise NotFound("Preset not found.")
+        raise NotFound(gettext_noop("Preset not found."))
     return preset
 
 

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from billing.exceptions import ConfirmationRequired
 from billing.locks import approval_qs_for_update
@@ -403,7 +404,7 @@ def _settle(
     `order`: the caller already read it (it is read again under the compare-and-set)."""
     order = order if order is not None else order_find(workspace_id=workspace_id, idempotency_key=idempotency_key)
     if order is None:
-        raise NotFound("Order not found.", code="order_not_found")
+        raise NotFound(gettext_noop("Order not found."), code="order_not_found")
     sources = order_sources(to)
     if order.status not in sources:
         return order

@@ -7,6 +7,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import Sum
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext_noop
 
 from billing.locks import wallet_qs_for_update
 from billing.models import LedgerEntry, LedgerKind, Order, Wallet
@@ -21,7 +22,7 @@ from workspace.services.events import event_append
 def do_workspace_lock(workspace_id: int) -> None:
     """Lock the workspace row: the first lock of every billing write (see billing/locks.py)."""
     if not workspace_qs_for_update().filter(pk=workspace_id).values_list("pk", flat=True):
-        raise NotFound("Workspace not found.")
+        raise NotFound(gettext_noop("Workspace not found."))
 
 
 def do_wallet_lock(workspace_id: int) -> Wallet:
@@ -58,7 +59,7 @@ def _both_locked(workspace_id: int) -> Wallet | None:
         )
         row = cursor.fetchone()
     if row is None:
-        raise NotFound("Workspace not found.")
+        raise NotFound(gettext_noop("Workspace not found."))
     if row[1] is None:
         return None
     fields = ["id", "workspace_id", "available", "held", "created_at", "updated_at"]

@@ -19,6 +19,7 @@ import socket
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.exceptions import DomainError
 
@@ -27,7 +28,11 @@ METADATA_ADDRESSES = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_addr
 
 
 class EndpointRefused(DomainError):
-    status, code, default_message = 400, "endpoint_refused", "This endpoint may not be called from the server."
+    status, code, default_message = (
+        400,
+        "endpoint_refused",
+        gettext_noop("This endpoint may not be called from the server."),
+    )
 
 
 def _refused(url: str, message: str, reason: str, address: str | None = None) -> EndpointRefused:

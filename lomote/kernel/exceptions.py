@@ -1,6 +1,9 @@
 """One error shape everywhere: {"error": {"code", "message", "details"}}.
 
-Domain code raises DomainError subclasses; the runtime reads `retryable`, clients read `code`.
+Domain code raises DomainError subclasses; the runtime reads `retryable`, clients read `code`. The human `message`
+follows the request's language (LocaleMiddleware) where it is one of ours marked for makemessages: the classes'
+default messages (gettext_noop, here and in each app's DomainError subclasses) and the handler's own; a message a
+raise site writes itself (most of them, with their values in) goes out as written, in English.
 """
 
 import logging
@@ -10,6 +13,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import OperationalError
 from django.http import Http404
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
@@ -19,7 +23,7 @@ logger = logging.getLogger(__name__)
 class DomainError(Exception):
     status = 400
     code = "invalid"
-    default_message = "The request is invalid."
+    default_message = gettext_noop("The request is invalid.")
     retryable = False
 
     def __init__(
@@ -40,29 +44,34 @@ class DomainError(Exception):
 
 
 class InvalidInput(DomainError):
-    status, code, default_message = 400, "invalid", "The request is invalid."
+    status, code, default_message = 400, "invalid", gettext_noop("The request is invalid.")
 
 
 class NotFound(DomainError):
-    status, code, default_message = 404, "not_found", "Not found."
+    status, code, default_message = 404, "not_found", gettext_noop("Not found.")
 
 
 class PermissionDenied(DomainError):
-    status, code, default_message = 403, "permission_denied", "Your role does not allow this."
+    status, code, default_message = 403, "permission_denied", gettext_noop("Your role does not allow this.")
 
 
 class Conflict(DomainError):
-    status, code, default_message = 409, "conflict", "The request conflicts with the current state."
+    status, code, default_message = 409, "conflict", gettext_noop("The request conflicts with the current state.")
 
 
 class PaymentRequired(DomainError):
-    status, code, default_message = 402, "payment_required", "The balance does not cover this."
+    status, code, default_message = 402, "payment_required", gettext_noop("The balance does not cover this.")
 
 
 class PayloadTooLarge(drf.APIException):
     status_code = 413
     default_code = "payload_too_large"
-    default_detail = "The request body is too large."
+    default_detail = gettext_lazy("The request body is too large.")
+
+
+def _said(message: str) -> str:
+    """A message in the request's language when the catalogues hold it (a marked default), else as written."""
+    return gettext(message) if message else message
 
 
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -99,13 +108,13 @@ DATABASE_RETRY_SECONDS = 2
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
-        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status)
+        return Response(error_body(exc.code, _said(exc.message), exc.details), status=exc.status)
     if isinstance(exc, OperationalError):
         # No connection to be had (the pool's wait ran out, the server restarts or refuses more clients), or a
         # transaction the server broke off: nothing about the request is wrong and nothing was committed.
         logger.warning("database unavailable for %s: %s", context.get("request") and context["request"].path, exc)
         return Response(
-            error_body("database_unavailable", "The service is busy or restarting; try again in a moment."),
+            error_body("database_unavailable", gettext("The service is busy or restarting; try again in a moment.")),
             status=503,
             headers={"Retry-After": str(DATABASE_RETRY_SECONDS)},
         )
@@ -126,7 +135,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     assert isinstance(exc, drf.APIException)
     if isinstance(exc, drf.ValidationError):
         details = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
-        response.data = error_body("invalid", "Some fields are invalid.", {"fields": details})
+        response.data = error_body("invalid", gettext("Some fields are invalid."), {"fields": details})
     else:
         details = {"wait_seconds": exc.wait} if isinstance(exc, drf.Throttled) and exc.wait else {}
         response.data = error_body(_drf_code(exc), str(exc.detail), details)

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.domain_events import publish
 from lomote.kernel.exceptions import InvalidInput, NotFound
@@ -93,7 +94,7 @@ def forget_target(*, access: Access, memory_id: int | None = None, evidence: dic
         personal = memory is not None and memory.person_id is not None
         if memory is None or (personal and (access.user is None or memory.person_id != access.user.pk)):
             # Another person's own memory is theirs to forget: it answers as if it did not exist.
-            raise NotFound("Memory not found.")
+            raise NotFound(gettext_noop("Memory not found."))
         return ForgetTarget(memory, None)
     kind, source = evidence.get("type"), evidence.get("id")
     if kind not in (EvidenceKind.MAIN_MESSAGE, EvidenceKind.TASK_MESSAGE, EvidenceKind.ARTIFACT_VERSION):
@@ -104,7 +105,7 @@ def forget_target(*, access: Access, memory_id: int | None = None, evidence: dic
         )
     found = Evidence.objects.filter(workspace=access.workspace, kind=kind, source_id=str(source)).first()
     if found is None:
-        raise NotFound("Nothing in memory came from that source.")
+        raise NotFound(gettext_noop("Nothing in memory came from that source."))
     return ForgetTarget(None, found)
 
 
@@ -168,7 +169,7 @@ def forget_execute(*, workspace_id: int, forget_id: int) -> ForgetRequest:
             .first()
         )
         if request is None:
-            raise NotFound("Forget request not found.")
+            raise NotFound(gettext_noop("Forget request not found."))
         if request.status != ForgetStatus.AWAITING_CONFIRMATION:
             return request
         report = _Forgetting(workspace_id, request).run()

@@ -25,6 +25,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils.translation import gettext_noop
 
 from lomote.kernel import domain_events as kernel_events
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
@@ -359,7 +360,7 @@ def _memory_of(access: Access, memory_id: int) -> tuple[Memory, MemoryVersion]:
         .first()
     )
     if memory is None:
-        raise NotFound("Memory not found.")
+        raise NotFound(gettext_noop("Memory not found."))
     active = _active(memory)
     if active is None:
         raise Conflict("This memory was forgotten.", code="memory_forgotten")

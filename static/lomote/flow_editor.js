@@ -9,6 +9,7 @@
 
 import { ApiError, fetchText } from "./api.js";
 import { h } from "./dom.js";
+import { N_, t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const NODE_WIDTH = 230;
@@ -21,6 +22,8 @@ const ID_STEM = {
 };
 const INPUT_TYPES = ["text_input", "artifact_input"]; // what a run may start at
 const STATUSES = ["pending", "running", "done", "failed", "skipped", "stale", "cancelled"];
+// A run's and a node's statuses are said through t(); these are the ones SAID_AS_VALUES (i18n.js) does not hold.
+N_("awaiting_approval"); N_("re-running");
 
 const viewerBody = () => document.getElementById("viewer-body");
 
@@ -48,7 +51,7 @@ export class FlowEditor {
   async loadTypes() {
     if (this.types) return;
     const described = await this.api.get("/flow-node-types/");
-    this.types = new Map(described.node_types.map((t) => [t.name, t]));
+    this.types = new Map(described.node_types.map((type) => [type.name, type]));
     this.portTitles = Object.fromEntries(described.port_types.map((p) => [p.name, p.title]));
   }
 
@@ -85,29 +88,29 @@ export class FlowEditor {
     const { graph } = this.view;
     const ids = Object.keys(graph.nodes || {});
     const runInput = h("input", { id: "flow-input", type: "text", value: "" });
-    const board = h("div", { id: "flow-board", class: "flow-board", role: "group", "aria-label": "Flow canvas: nodes and wires" },
+    const board = h("div", { id: "flow-board", class: "flow-board", role: "group", "aria-label": t("Flow canvas: nodes and wires") },
       document.createElementNS(SVG, "svg"),
       ...ids.map((id) => this.renderNode(id, graph.nodes[id])));
     board.firstChild.setAttribute("class", "flow-wires");
     board.firstChild.setAttribute("aria-hidden", "true");
     viewerBody().replaceChildren(...[
       this.renderToolbar(),
-      h("p", { class: "flow-meta", text: `Version ${this.view.base} · start: ${graph.start || "none"}` }),
+      h("p", { class: "flow-meta", text: t("Version {number} · start: {start}", { number: this.view.base, start: graph.start || t("none") }) }),
       h("div", { id: "flow-problem", class: "conflict", role: "alert", hidden: true }),
       h("p", { id: "flow-edit-status", class: "hint", role: "status", "aria-live": "polite" }),
-      ids.length ? null : h("p", { class: "hint", id: "flow-empty", text: "An empty canvas: add a Text input node to start from, then the nodes it feeds." }),
+      ids.length ? null : h("p", { class: "hint", id: "flow-empty", text: t("An empty canvas: add a Text input node to start from, then the nodes it feeds.") }),
       board,
       this.renderWires(),
       h("form", { class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.runFlow(runInput.value); } },
-        h("label", { for: "flow-input", text: "Input text" }), runInput, h("button", { type: "submit", id: "flow-run", class: "primary" }, "Run the Flow")),
+        h("label", { for: "flow-input", text: t("Input text") }), runInput, h("button", { type: "submit", id: "flow-run", class: "primary" }, t("Run the Flow"))),
       h("p", { id: "flow-run-status", role: "status", "aria-live": "polite" }),
-      h("button", { type: "button", id: "flow-rerun", hidden: true, onclick: () => this.rerunStale() }, "Re-run the stale nodes"),
+      h("button", { type: "button", id: "flow-rerun", hidden: true, onclick: () => this.rerunStale() }, t("Re-run the stale nodes")),
     ].filter(Boolean));
     this.layout();
     const seen = this.view.run && this.canvas.runs.get(this.view.run);
     if (seen) {
       for (const [nodeId, known] of seen.nodes) this.nodeStatus(nodeId, known.status, known.detail);
-      if (seen.status) document.getElementById("flow-run-status").textContent = `Run #${this.view.run}: ${seen.status}${waitingClause(seen)}`;
+      if (seen.status) document.getElementById("flow-run-status").textContent = t("Run #{id}: {status}", { id: this.view.run, status: t(seen.status) }) + waitingClause(seen);
       this.showRerun(seen);
       for (const [nodeId, output] of seen.outputs || []) this.showOutput(nodeId, output);
     }
@@ -117,7 +120,7 @@ export class FlowEditor {
     const { artifact } = this.view;
     const title = h("input", { id: "flow-title", type: "text", value: artifact.title, maxlength: "200" });
     const typeSelect = h("select", { id: "flow-add-type" },
-      ...[...this.types.values()].map((t) => h("option", { value: t.name, text: t.price.paid ? `${t.title} (${t.price.credits_default} credits)` : t.title })));
+      ...[...this.types.values()].map((type) => h("option", { value: type.name, text: type.price.paid ? t("{title} ({credits} credits)", { title: type.title, credits: type.price.credits_default }) : type.title })));
     const ids = Object.keys(this.view.graph.nodes || {});
     const from = h("select", { id: "flow-connect-from" }, ...ids.map((id) => h("option", { value: id, text: id })));
     const to = h("select", { id: "flow-connect-to" }, ...ids.map((id) => h("option", { value: id, text: id })));
@@ -131,25 +134,25 @@ export class FlowEditor {
     const undo = this.view.undo;
     return h("div", { class: "flow-toolbar" },
       h("form", { class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.rename(title.value); } },
-        h("label", { for: "flow-title", text: "Flow title" }), title, h("button", { type: "submit", id: "flow-rename" }, "Rename")),
+        h("label", { for: "flow-title", text: t("Flow title") }), title, h("button", { type: "submit", id: "flow-rename" }, t("Rename"))),
       h("form", { class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.addNode(typeSelect.value); } },
-        h("label", { for: "flow-add-type", text: "Node type" }), typeSelect, h("button", { type: "submit", id: "flow-add" }, "Add node")),
+        h("label", { for: "flow-add-type", text: t("Node type") }), typeSelect, h("button", { type: "submit", id: "flow-add" }, t("Add node"))),
       ids.length > 1 ? h("form", { class: "inline-form", onsubmit: (e) => { e.preventDefault(); this.connect(from.value, to.value); } },
-        h("label", { for: "flow-connect-from", text: "Output of" }), from,
-        h("label", { for: "flow-connect-to", text: "into the input of" }), to,
-        h("button", { type: "submit", id: "flow-connect" }, "Connect")) : null,
-      h("button", { type: "button", id: "flow-undo", disabled: !undo, onclick: () => this.undo() }, undo ? `Undo: ${undo.label}` : "Undo"),
+        h("label", { for: "flow-connect-from", text: t("Output of") }), from,
+        h("label", { for: "flow-connect-to", text: t("into the input of") }), to,
+        h("button", { type: "submit", id: "flow-connect" }, t("Connect"))) : null,
+      h("button", { type: "button", id: "flow-undo", disabled: !undo, onclick: () => this.undo() }, undo ? t("Undo: {what}", { what: undo.label }) : t("Undo")),
     );
   }
 
   renderWires() {
     const edges = this.view.graph.edges || [];
     return h("section", { class: "flow-wires-list", "aria-labelledby": "flow-wires-heading" },
-      h("h4", { id: "flow-wires-heading", text: "Wires" }),
-      edges.length ? null : h("p", { class: "hint", text: "No wires yet: drag from a node's output to another's input, or use Connect." }),
+      h("h4", { id: "flow-wires-heading", text: t("Wires") }),
+      edges.length ? null : h("p", { class: "hint", text: t("No wires yet: drag from a node's output to another's input, or use Connect.") }),
       h("ul", { class: "edges" }, ...edges.map(([a, b]) => h("li", { "data-edge": `${a}>${b}` },
         h("span", { class: "edge-text", text: `${a} → ${b}` }), " ",
-        h("button", { type: "button", class: "link", "aria-label": `Remove the wire ${a} → ${b}`, onclick: () => this.disconnect(a, b) }, "Remove")))));
+        h("button", { type: "button", class: "link", "aria-label": t("Remove the wire {from} → {to}", { from: a, to: b }), onclick: () => this.disconnect(a, b) }, t("Remove"))))));
   }
 
   renderNode(id, node) {
@@ -175,32 +178,32 @@ export class FlowEditor {
         this.view.advanced = this.view.advanced || new Set();
         if (e.target.open) this.view.advanced.add(id); else this.view.advanced.delete(id);
         this.layout();
-      } }, h("summary", { text: `Advanced JSON of ${id}` }),
-        h("label", { for: area.id, text: `Params of ${id} (JSON)` }), area),
-      h("button", { type: "submit", "data-save-node": id }, `Save ${id}`),
+      } }, h("summary", { text: t("Advanced JSON of {id}", { id }) }),
+        h("label", { for: area.id, text: t("Params of {id} (JSON)", { id }) }), area),
+      h("button", { type: "submit", "data-save-node": id }, t("Save {id}", { id })),
     );
     const isStart = this.view.graph.start === id;
     const input = type.inputs[0], output = type.outputs[0];
-    const accepts = input ? input.accepts.map((t) => this.portTitles[t] || t).join(", ") : "";
-    const carries = output ? output.types.map((t) => this.portTitles[t] || t).join(" or ") : "";
+    const accepts = input ? input.accepts.map((port) => this.portTitles[port] || port).join(", ") : "";
+    const carries = output ? output.types.map((port) => this.portTitles[port] || port).join(` ${t("or")} `) : "";
     const element = h("section", {
       class: "node", "data-node": id, "data-type": node.type, "data-node-version": String(node.version ?? ""),
-      "aria-label": `Node ${id}: ${type.title}`, "data-dirty": dirty ? "true" : null,
+      "aria-label": t("Node {id}: {type}", { id, type: type.title }), "data-dirty": dirty ? "true" : null,
     },
       h("div", { class: "node-head" },
-        h("button", { type: "button", class: "node-move", "aria-label": `Move ${id} (arrow keys)`, title: "Drag to move; arrow keys move it too" }, "⠿"),
+        h("button", { type: "button", class: "node-move", "aria-label": t("Move {id} (arrow keys)", { id }), title: t("Drag to move; arrow keys move it too") }, "⠿"),
         h("strong", { text: id }),
-        h("span", { class: "reason", text: `${type.title}${isStart ? " · start" : ""} · v${node.version ?? "?"}` }),
-        h("span", { id: `node-${sid}-status`, class: "badge node-status", "data-node-status": "idle", role: "status", "aria-label": `Run status of ${id}`, text: "idle" })),
+        h("span", { class: "reason", text: t(isStart ? "{type} · start · v{version}" : "{type} · v{version}", { type: type.title, version: node.version ?? "?" }) }),
+        h("span", { id: `node-${sid}-status`, class: "badge node-status", "data-node-status": "idle", role: "status", "aria-label": t("Run status of {id}", { id }), text: t("idle") })),
       h("div", { class: "ports" },
-        input ? h("button", { type: "button", class: "port port-in", "data-port": "in", "data-node": id, "aria-label": `in: the input of ${id}, takes ${accepts}`, title: `Takes ${accepts}`, onclick: () => this.portClicked(id, "in") }, "in") : h("span"),
-        output ? h("button", { type: "button", class: "port port-out", "data-port": "out", "data-node": id, "aria-label": `out: the output of ${id}, gives ${carries}`, title: `Gives ${carries}`, onclick: () => this.portClicked(id, "out") }, "out") : h("span")),
+        input ? h("button", { type: "button", class: "port port-in", "data-port": "in", "data-node": id, "aria-label": t("in: the input of {id}, takes {types}", { id, types: accepts }), title: t("Takes {types}", { types: accepts }), onclick: () => this.portClicked(id, "in") }, t("in")) : h("span"),
+        output ? h("button", { type: "button", class: "port port-out", "data-port": "out", "data-node": id, "aria-label": t("out: the output of {id}, gives {types}", { id, types: carries }), title: t("Gives {types}", { types: carries }), onclick: () => this.portClicked(id, "out") }, t("out")) : h("span")),
       form,
       h("div", { class: "node-output", "aria-live": "polite" }),
       h("div", { class: "row node-actions" },
-        INPUT_TYPES.includes(node.type) && !isStart ? h("button", { type: "button", onclick: () => this.setStart(id) }, `Start runs at ${id}`) : null,
-        h("button", { type: "button", class: "node-retry", hidden: true, onclick: () => this.retryNode(id) }, `Re-run ${id}`),
-        h("button", { type: "button", class: "danger", onclick: () => this.removeNode(id) }, `Remove ${id}`)),
+        INPUT_TYPES.includes(node.type) && !isStart ? h("button", { type: "button", onclick: () => this.setStart(id) }, t("Start runs at {id}", { id })) : null,
+        h("button", { type: "button", class: "node-retry", hidden: true, onclick: () => this.retryNode(id) }, t("Re-run {id}", { id })),
+        h("button", { type: "button", class: "danger", onclick: () => this.removeNode(id) }, t("Remove {id}", { id }))),
       h("div", { class: "node-conflict conflict", hidden: true }),
     );
     this.draggable(element, id);
@@ -212,7 +215,7 @@ export class FlowEditor {
     const entries = Object.entries(schema.properties || {});
     // Optional settings (nullable, no choice list) fold under "More settings" unless they are all the type has.
     const optional = ([, raw]) => { const { field, nullable } = unwrap(raw); return nullable && !field.enum; };
-    const folded = entries.every(optional) ? null : h("details", { class: "more-settings", ontoggle: () => this.layout() }, h("summary", { text: `More settings of ${nodeId}` }));
+    const folded = entries.every(optional) ? null : h("details", { class: "more-settings", ontoggle: () => this.layout() }, h("summary", { text: t("More settings of {id}", { id: nodeId }) }));
     for (const [key, raw] of entries) {
       const { field, nullable } = unwrap(raw);
       const into = folded && optional([key, raw]) ? folded : container;
@@ -230,7 +233,7 @@ export class FlowEditor {
       let control;
       if (field.enum) {
         control = h("select", { id: inputId },
-          h("option", { value: "", text: nullable || field.default === undefined ? "(default)" : "" }),
+          h("option", { value: "", text: nullable || field.default === undefined ? t("(default)") : "" }),
           ...field.enum.map((option) => h("option", { value: option, text: option })));
         control.value = value ?? "";
       } else if (field.type === "boolean") {
@@ -408,11 +411,11 @@ export class FlowEditor {
     if (side === "out") {
       this.view.connecting = pending === id ? null : id;
       for (const port of viewerBody().querySelectorAll(".port-out")) port.setAttribute("aria-pressed", String(port.dataset.node === this.view.connecting));
-      this.say(this.view.connecting ? `Wiring from ${id}: now choose an input.` : "");
+      this.say(this.view.connecting ? t("Wiring from {id}: now choose an input.", { id }) : "");
       return;
     }
     if (!pending) {
-      this.say(`Choose an output first, then the input of ${id}.`);
+      this.say(t("Choose an output first, then the input of {id}.", { id }));
       return;
     }
     this.view.connecting = null;
@@ -446,13 +449,16 @@ export class FlowEditor {
       this.view.undo = undo ? { label, body: undo } : null;
       await this.open({ live: true });
       const others = (written.changed_since_base || []).filter((n) => n !== node);
-      this.say(`${label[0].toUpperCase()}${label.slice(1)}: version ${written.version}` + (others.length ? ` (also changed since your version: ${others.join(", ")})` : ""));
+      const done = `${label[0].toUpperCase()}${label.slice(1)}`;
+      this.say(others.length
+        ? t("{what}: version {number} (also changed since your version: {nodes})", { what: done, number: written.version, nodes: others.join(", ") })
+        : t("{what}: version {number}", { what: done, number: written.version }));
       return written;
     } catch (error) {
       if (error instanceof ApiError && error.code === "node_conflict") {
         await this.showNodeConflicts(error.details, mine || {});
-        this.problem(`Not saved: node ${error.details.nodes.join(", ")} changed since version ${error.details.base_version} (the Flow is at v${error.details.current_version}). `,
-          h("button", { type: "button", onclick: () => this.open() }, "Reload the Flow"));
+        this.problem(t("Not saved: node {nodes} changed since version {base} (the Flow is at v{current}).", { nodes: error.details.nodes.join(", "), base: error.details.base_version, current: error.details.current_version }) + " ",
+          h("button", { type: "button", onclick: () => this.open() }, t("Reload the Flow")));
       } else {
         this.problem(error.message);
       }
@@ -467,7 +473,7 @@ export class FlowEditor {
     for (let n = 2; id in nodes; n += 1) id = `${stem}_${n}`;
     const body = { add_nodes: { [id]: { type, params: {} } } };
     if (!this.view.graph.start && INPUT_TYPES.includes(type)) body.start = id; // the first input is where runs start
-    const written = await this.edit(body, { label: `added ${id}`, undo: { node_edits: { [id]: { delete: true } } } });
+    const written = await this.edit(body, { label: t("added {id}", { id }), undo: { node_edits: { [id]: { delete: true } } } });
     if (written) this.nodeElement(id)?.querySelector(".node-move")?.focus();
   }
 
@@ -477,7 +483,7 @@ export class FlowEditor {
     const wires = (graph.edges || []).filter((e) => e.includes(id));
     const undo = { add_nodes: { [id]: { type: node.type, params: node.params || {} } }, add_edges: wires };
     if (graph.start === id) undo.start = id;
-    if (await this.edit({ node_edits: { [id]: { delete: true } } }, { label: `removed ${id}`, undo })) {
+    if (await this.edit({ node_edits: { [id]: { delete: true } } }, { label: t("removed {id}", { id }), undo })) {
       delete this.view.positions[id];
       this.savePositions();
       document.getElementById("flow-add-type")?.focus();
@@ -487,42 +493,42 @@ export class FlowEditor {
   /** Why a wire from `a` into `b` cannot be, from the port types (the server checks again), or "". */
   wireProblem(a, b) {
     const { graph } = this.view;
-    if (!graph.nodes[a] || !graph.nodes[b]) return "Both ends must be nodes of this Flow.";
-    if (a === b) return `A wire cannot join ${a} to itself.`;
-    if ((graph.edges || []).some(([x, y]) => x === a && y === b)) return `${a} is already wired into ${b}.`;
+    if (!graph.nodes[a] || !graph.nodes[b]) return t("Both ends must be nodes of this Flow.");
+    if (a === b) return t("A wire cannot join {id} to itself.", { id: a });
+    if ((graph.edges || []).some(([x, y]) => x === a && y === b)) return t("{from} is already wired into {to}.", { from: a, to: b });
     const out = this.types.get(graph.nodes[a].type), into = this.types.get(graph.nodes[b].type);
-    if (!out.outputs.length) return `${a} is a ${out.title} node: it hands nothing on.`;
-    if (!into.inputs.length) return `${b} is a ${into.title} node: it takes no input (a run starts there).`;
+    if (!out.outputs.length) return t("{id} is a {type} node: it hands nothing on.", { id: a, type: out.title });
+    if (!into.inputs.length) return t("{id} is a {type} node: it takes no input (a run starts there).", { id: b, type: into.title });
     const gives = out.outputs[0].types, accepts = into.inputs[0].accepts;
-    if (!gives.some((t) => accepts.includes(t))) {
-      const names = (list) => list.map((t) => this.portTitles[t] || t).join(", ");
-      return `${a} gives ${names(gives)}, but the input of ${b} (${into.title}) takes ${names(accepts)}.`;
+    if (!gives.some((port) => accepts.includes(port))) {
+      const names = (list) => list.map((port) => this.portTitles[port] || port).join(", ");
+      return t("{from} gives {gives}, but the input of {to} ({type}) takes {takes}.", { from: a, gives: names(gives), to: b, type: into.title, takes: names(accepts) });
     }
     const reaches = (from, to, seen = new Set()) => from === to || (!seen.has(from) && (seen.add(from), (graph.edges || []).some(([x, y]) => x === from && reaches(y, to, seen))));
-    if (reaches(b, a)) return `${b} already leads to ${a}: this wire would make a loop.`;
+    if (reaches(b, a)) return t("{to} already leads to {from}: this wire would make a loop.", { from: a, to: b });
     return "";
   }
 
   async connect(a, b) {
     const refused = this.wireProblem(a, b);
     if (refused) {
-      this.problem(`Wire refused: ${refused}`);
+      this.problem(t("Wire refused: {reason}", { reason: refused }));
       return;
     }
-    const written = await this.edit({ add_edges: [[a, b]] }, { label: `wired ${a} → ${b}`, undo: { remove_edges: [[a, b]] } });
+    const written = await this.edit({ add_edges: [[a, b]] }, { label: t("wired {from} → {to}", { from: a, to: b }), undo: { remove_edges: [[a, b]] } });
     if (!written && !document.getElementById("flow-problem").hidden) {
       const problem = document.getElementById("flow-problem");
-      problem.firstChild.textContent = `Wire refused: ${problem.firstChild.textContent}`;
+      problem.firstChild.textContent = t("Wire refused: {reason}", { reason: problem.firstChild.textContent });
     }
   }
 
   async disconnect(a, b) {
-    await this.edit({ remove_edges: [[a, b]] }, { label: `removed the wire ${a} → ${b}`, undo: { add_edges: [[a, b]] } });
+    await this.edit({ remove_edges: [[a, b]] }, { label: t("removed the wire {from} → {to}", { from: a, to: b }), undo: { add_edges: [[a, b]] } });
   }
 
   async setStart(id) {
     const before = this.view.graph.start;
-    await this.edit({ start: id }, { label: `started runs at ${id}`, undo: before ? { start: before } : null });
+    await this.edit({ start: id }, { label: t("started runs at {id}", { id }), undo: before ? { start: before } : null });
   }
 
   async saveNode(id, text, base = this.view.base) {
@@ -530,13 +536,13 @@ export class FlowEditor {
     try {
       params = JSON.parse(text);
     } catch {
-      this.problem(`The params of ${id} are not valid JSON.`);
+      this.problem(t("The params of {id} are not valid JSON.", { id }));
       return;
     }
     const before = this.view.graph.nodes[id]?.params || {};
     const written = await this.edit({ node_edits: { [id]: { params } } },
-      { label: `saved ${id}`, undo: { node_edits: { [id]: { params: before } } }, base: base ?? this.view.base, node: id, mine: { [id]: text } });
-    if (written) document.getElementById("flow-run-status").textContent = `Saved ${id} as version ${written.version}`;
+      { label: t("saved {id}", { id }), undo: { node_edits: { [id]: { params: before } } }, base: base ?? this.view.base, node: id, mine: { [id]: text } });
+    if (written) document.getElementById("flow-run-status").textContent = t("Saved {id} as version {number}", { id, number: written.version });
   }
 
   async rename(title, { undoable = true } = {}) {
@@ -544,11 +550,11 @@ export class FlowEditor {
     const before = artifact.title;
     try {
       await this.api.patch(`/artifacts/${artifact.id}/`, { title });
-      this.view.undo = undoable ? { label: `renamed to “${title}”`, rename: before } : null;
+      this.view.undo = undoable ? { label: t("renamed to “{title}”", { title }), rename: before } : null;
       await this.canvas.refreshTile(artifact.id);
-      document.getElementById("viewer-title").replaceChildren(h("bdi", { text: title }), " (flow)");
+      document.getElementById("viewer-title").replaceChildren(h("bdi", { text: title }), ` (${t("flow")})`);
       await this.open({ live: true });
-      this.say(`Renamed to “${title}”`);
+      this.say(t("Renamed to “{title}”", { title }));
     } catch (error) {
       this.problem(error.message);
     }
@@ -562,7 +568,7 @@ export class FlowEditor {
     if (last.rename !== undefined) {
       await this.rename(last.rename, { undoable: false });
     } else {
-      await this.edit(last.body, { label: `undid ${last.label}` });
+      await this.edit(last.body, { label: t("undid {what}", { what: last.label }) });
     }
     document.getElementById("flow-undo")?.focus();
   }
@@ -585,16 +591,16 @@ export class FlowEditor {
       const mineBox = h("textarea", { id: `node-${sid}-mine`, readonly: true, rows: "3" });
       mineBox.value = mineText;
       const theirsBox = h("textarea", { id: `node-${sid}-theirs`, readonly: true, rows: "3" });
-      theirsBox.value = theirsNode ? JSON.stringify(theirsNode.params || {}, null, 1) : "(deleted)";
+      theirsBox.value = theirsNode ? JSON.stringify(theirsNode.params || {}, null, 1) : t("(deleted)");
       const box = element.querySelector(".node-conflict");
       box.replaceChildren(
-        h("p", { role: "alert", text: `${id} was changed in version ${theirsNode ? theirsNode.version : current} while you edited version ${details.base_version}.` }),
+        h("p", { role: "alert", text: t("{id} was changed in version {theirs} while you edited version {base}.", { id, theirs: theirsNode ? theirsNode.version : current, base: details.base_version }) }),
         h("div", { class: "side-by-side" },
-          h("div", {}, h("label", { for: mineBox.id, text: `Your params of ${id}` }), mineBox),
-          h("div", {}, h("label", { for: theirsBox.id, text: `Current params of ${id} (v${current})` }), theirsBox)),
+          h("div", {}, h("label", { for: mineBox.id, text: t("Your params of {id}", { id }) }), mineBox),
+          h("div", {}, h("label", { for: theirsBox.id, text: t("Current params of {id} (v{number})", { id, number: current }) }), theirsBox)),
         h("div", { class: "row" },
-          theirsNode ? h("button", { type: "button", class: "primary", onclick: () => this.saveNode(id, mineText, current) }, `Keep my ${id} on top of latest`) : null,
-          h("button", { type: "button", onclick: () => { this.view.dirty.delete(id); this.open(); } }, `Take their ${id}`)),
+          theirsNode ? h("button", { type: "button", class: "primary", onclick: () => this.saveNode(id, mineText, current) }, t("Keep my {id} on top of latest", { id })) : null,
+          h("button", { type: "button", onclick: () => { this.view.dirty.delete(id); this.open(); } }, t("Take their {id}", { id }))),
       );
       box.hidden = false;
       this.layout();
@@ -621,9 +627,9 @@ export class FlowEditor {
         const known = seen.nodes.get(nodeId); // events may arrive before this answer: they are newer
         if (known) this.nodeStatus(nodeId, known.status, known.detail);
       }
-      const waiting = run.card && run.card.status === "open" ? ` — approve its ${run.cost} credits on the quote card in the chat` : "";
+      const waiting = run.card && run.card.status === "open" ? t(" — approve its {cost} credits on the quote card in the chat", { cost: run.cost }) : "";
       seen.waiting = waiting; // a later event or re-render says it again while the run still waits
-      status.textContent = `Run #${run.id}: ${seen.status || run.status}${waiting}`;
+      status.textContent = t("Run #{id}: {status}", { id: run.id, status: t(seen.status || run.status) }) + waiting;
       status.dataset.run = String(run.id);
       status.dataset.runStatus = seen.status || run.status;
       if ((seen.status || run.status) === "done") await this.loadOutputs(run.id);
@@ -663,16 +669,16 @@ export class FlowEditor {
     }
     for (const { artifact, version } of artifacts) {
       const known = this.canvas.artifacts.get(artifact);
-      const title = known ? known.title : `artifact #${artifact}`;
+      const title = known ? known.title : t("artifact #{id}", { id: artifact });
       const link = h("a", { href: `#artifact-${artifact}`, class: "node-thumb", onclick: (e) => { e.preventDefault(); this.canvas.open(artifact); } },
         (!known || known.kind === "image") && version ? h("img", { src: this.canvas.fileUrl(artifact, version), alt: "" }) : null,
-        h("span", { text: `Open ${title}` }));
+        h("span", { text: t("Open {title}", { title }) }));
       parts.push(link);
     }
     if (typeof output.text === "string" && output.text && !(output.artifact && nodeId)) parts.push(h("p", { class: "node-text", text: output.text }));
     if (output.writer === "offline" && output.note) parts.push(h("small", { class: "hint", text: output.note }));
-    if (output.choice) parts.push(h("p", { class: "hint", text: `Chose the branch to ${output.choice}` }));
-    box.replaceChildren(...(parts.length ? [h("h5", { text: `Output of ${nodeId}` }), ...parts] : []));
+    if (output.choice) parts.push(h("p", { class: "hint", text: t("Chose the branch to {branch}", { branch: output.choice }) }));
+    box.replaceChildren(...(parts.length ? [h("h5", { text: t("Output of {id}", { id: nodeId }) }), ...parts] : []));
     this.layout();
   }
 
@@ -681,7 +687,7 @@ export class FlowEditor {
     if (!button) return;
     const stale = [...seen.nodes].filter(([, known]) => known.status === "stale").map(([id]) => id);
     button.hidden = stale.length === 0;
-    button.textContent = `Re-run the stale nodes (${stale.join(", ")})`;
+    button.textContent = t("Re-run the stale nodes ({nodes})", { nodes: stale.join(", ") });
   }
 
   async rerunStale() {
@@ -690,7 +696,7 @@ export class FlowEditor {
     button.disabled = true;
     try {
       const run = await this.api.post(`/flow-runs/${this.view.run}/rerun-stale/`, {});
-      this.restarted(run, (known) => known?.status === "stale", "re-running");
+      this.restarted(run, (known) => known?.status === "stale", t("re-running"));
     } catch (error) {
       status.textContent = error.message;
     } finally {
@@ -703,7 +709,7 @@ export class FlowEditor {
     const status = document.getElementById("flow-run-status");
     try {
       const run = await this.api.post(`/flow-runs/${this.view.run}/nodes/${encodeURIComponent(nodeId)}/retry/`, {});
-      this.restarted(run, (known) => ["failed", "skipped", "cancelled"].includes(known?.status), `re-running ${nodeId}`);
+      this.restarted(run, (known) => ["failed", "skipped", "cancelled"].includes(known?.status), t("re-running {id}", { id: nodeId }));
     } catch (error) {
       status.textContent = error.message;
     }
@@ -716,9 +722,9 @@ export class FlowEditor {
       if (replaced(seen.nodes.get(nodeId))) seen.nodes.set(nodeId, { status: node.status, detail: "" });
       this.nodeStatus(nodeId, seen.nodes.get(nodeId)?.status || node.status, seen.nodes.get(nodeId)?.detail || "");
     }
-    const waiting = run.card && run.card.status === "open" ? ` — approve its ${run.cost} credits on the quote card in the chat` : "";
+    const waiting = run.card && run.card.status === "open" ? t(" — approve its {cost} credits on the quote card in the chat", { cost: run.cost }) : "";
     seen.waiting = waiting;
-    document.getElementById("flow-run-status").textContent = `Run #${run.id}: ${what} — ${seen.status || run.status}${waiting}`;
+    document.getElementById("flow-run-status").textContent = t("Run #{id}: {what} — {status}", { id: run.id, what, status: t(seen.status || run.status) }) + waiting;
     this.showRerun(seen);
   }
 
@@ -726,7 +732,7 @@ export class FlowEditor {
     const element = this.nodeElement(nodeId || "");
     if (!element) return;
     const badge = element.querySelector(".node-status");
-    badge.textContent = detail ? `${status}: ${detail}` : status;
+    badge.textContent = detail ? `${t(status)}: ${detail}` : t(status);
     badge.dataset.nodeStatus = status;
     for (const known of STATUSES) element.classList.toggle(`run-${known}`, known === status);
     element.querySelector(".node-retry").hidden = status !== "failed";
@@ -742,7 +748,7 @@ export class FlowEditor {
       seen.nodes.set(data.node, { status: data.status, detail: data.error ? detail : "" });
       if (data.status === "done" && data.output) seen.outputs.set(data.node, { ...(seen.outputs.get(data.node) || {}), ...data.output });
     } else if (kind === "flow.stale") {
-      for (const node of data.nodes || []) seen.nodes.set(node, { status: "stale", detail: "made from an input that has changed" });
+      for (const node of data.nodes || []) seen.nodes.set(node, { status: "stale", detail: t("made from an input that has changed") });
     } else {
       seen.status = data.status;
     }
@@ -756,10 +762,10 @@ export class FlowEditor {
         this.loadOutputs(data.run).catch(() => {}); // the text is in the run's detail, not the event
       }
     } else if (kind === "flow.stale") {
-      for (const node of data.nodes || []) this.nodeStatus(node, "stale", "made from an input that has changed");
+      for (const node of data.nodes || []) this.nodeStatus(node, "stale", t("made from an input that has changed"));
     } else {
       const status = document.getElementById("flow-run-status");
-      status.textContent = `Run #${data.run}: ${data.status}${waitingClause(seen)}`;
+      status.textContent = t("Run #{id}: {status}", { id: data.run, status: t(data.status) }) + waitingClause(seen);
       status.dataset.runStatus = data.status;
     }
   }

@@ -5,19 +5,25 @@
 // all from GET …/artifacts/<id>/versions/<n>/provenance/. Escape or Close goes back to the button that opened it.
 
 import { h } from "./dom.js";
+import { N_, t } from "./i18n.js";
 
 const section = () => document.getElementById("provenance");
 
-const MADE_BY = { agent: "the agent", person: "a person", system: "the system" };
-const RELATIONS = { previous_version: "the earlier version", source: "the source" };
+// Keys for t(): said when shown.
+const MADE_BY = { agent: N_("the agent"), person: N_("a person"), system: N_("the system") };
+const RELATIONS = { previous_version: N_("the earlier version"), source: N_("the source") };
 const ACTIONS = {
-  approve: "Approved",
-  confirm: "Confirmed",
-  decline: "Declined",
-  choose: "Chose",
-  adjust: "Asked for changes",
-  answer: "Answered",
+  approve: N_("Approved"),
+  confirm: N_("Confirmed"),
+  decline: N_("Declined"),
+  choose: N_("Chose"),
+  adjust: N_("Asked for changes"),
+  answer: N_("Answered"),
 };
+// What a charge became, and how it was authorised (the server's values, said in words).
+N_("charged"); N_("released, nothing kept"); N_("held"); N_("refunded");
+N_("budget"); N_("auto"); N_("started"); N_("unknown");
+N_("preference"); N_("instruction"); N_("fact"); N_("hypothesis");
 
 function when(iso) {
   return iso ? new Date(iso).toLocaleString() : "";
@@ -26,16 +32,18 @@ function when(iso) {
 /** A JSON value for reading: indented, and cut short past a few thousand characters. */
 function json(value, limit = 4000) {
   const text = JSON.stringify(value ?? null, null, 1);
-  return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters)` : text;
+  return text.length > limit ? `${text.slice(0, limit)}\n… ${t("({count} more characters)", { count: text.length - limit })}` : text;
 }
 
 /** What a person decided on a card, by name: "Approved by alice". */
 export function decisionText(decision) {
-  if (decision.status !== "resolved") return decision.status === "open" ? "Still open" : `Closed (${decision.status})`;
+  if (decision.status !== "resolved") return decision.status === "open" ? t("Still open") : t("Closed ({status})", { status: t(decision.status) });
   const resolution = decision.resolution || {};
-  let text = ACTIONS[resolution.action] || resolution.action || "Resolved";
-  if (resolution.action === "choose" && resolution.label) text += ` “${resolution.label}”`;
-  text += decision.resolved_by ? ` by ${decision.resolved_by}` : " by the runtime";
+  const action = ACTIONS[resolution.action] ? t(ACTIONS[resolution.action]) : resolution.action || t("Resolved");
+  const label = resolution.action === "choose" && resolution.label ? resolution.label : null;
+  let text = decision.resolved_by
+    ? t(label ? "{action} “{label}” by {name}" : "{action} by {name}", { action, label, name: decision.resolved_by })
+    : t(label ? "{action} “{label}” by the runtime" : "{action} by the runtime", { action, label });
   if (resolution.text) text += `: ${resolution.text}`;
   return decision.resolved_at ? `${text} · ${when(decision.resolved_at)}` : text;
 }
@@ -43,10 +51,12 @@ export function decisionText(decision) {
 /** What a quote card asked to approve, which may be a whole series: "Covered 3 images at 40 credits each,
  * 120 credits in all". */
 export function coversText(covers) {
-  const each = covers.items != null && covers.per_item != null
-    ? `${covers.things} at ${covers.per_item} credits each, `
-    : covers.items != null ? `${covers.things}, ` : "";
-  return `Covered ${each}${covers.amount} credits in all`;
+  if (covers.items != null && covers.per_item != null) {
+    return t("Covered {things} at {each} credits each, {amount} credits in all", { things: covers.things, each: covers.per_item, amount: covers.amount });
+  }
+  return covers.items != null
+    ? t("Covered {things}, {amount} credits in all", { things: covers.things, amount: covers.amount })
+    : t("Covered {amount} credits in all", { amount: covers.amount });
 }
 
 function part(id, title, ...body) {
@@ -101,7 +111,7 @@ export class ProvenanceView {
     box.dataset.version = String(number);
     box.dataset.state = "loading";
     box.setAttribute("aria-busy", "true");
-    box.replaceChildren(this.header(`How version ${number} was made`), h("p", { role: "status", text: "Loading…" }));
+    box.replaceChildren(this.header(t("How version {number} was made", { number })), h("p", { role: "status", text: t("Loading…") }));
     this.syncTriggers();
     this.focusHeading();
     let found;
@@ -109,7 +119,7 @@ export class ProvenanceView {
       found = await this.api.get(`/artifacts/${artifactId}/versions/${number}/provenance/`);
     } catch (error) {
       if (asked !== this.request) return;
-      box.replaceChildren(this.header(`How version ${number} was made`), h("p", { class: "error", role: "alert", text: error.message }));
+      box.replaceChildren(this.header(t("How version {number} was made", { number })), h("p", { class: "error", role: "alert", text: error.message }));
       box.dataset.state = "error";
       box.removeAttribute("aria-busy");
       return;
@@ -146,19 +156,20 @@ export class ProvenanceView {
   header(title) {
     return h("header", { class: "panel-head" },
       h("h4", { id: "provenance-title", tabindex: "-1", text: title }),
-      h("button", { type: "button", id: "provenance-close", onclick: () => this.close() }, "Close"));
+      h("button", { type: "button", id: "provenance-close", onclick: () => this.close() }, t("Close")));
   }
 
   render(found) {
     const { artifact } = found;
-    const title = h("span", {}, `How version ${artifact.version} of “`, h("bdi", { text: artifact.title }), "” was made");
+    const [before, after] = t("How version {number} of “{title}” was made", { number: artifact.version }).split("{title}");
+    const title = h("span", {}, before, h("bdi", { text: artifact.title }), after);
     const header = this.header("");
     header.querySelector("h4").replaceChildren(title);
-    const by = found.made_by === "person" && found.person ? found.person : MADE_BY[found.made_by] || found.made_by;
+    const by = found.made_by === "person" && found.person ? found.person : MADE_BY[found.made_by] ? t(MADE_BY[found.made_by]) : found.made_by;
     section().replaceChildren(
       header,
       h("p", { class: "provenance-summary", "data-made-by": found.made_by },
-        `Made by ${by} · ${when(artifact.created_at)}${artifact.media_type ? ` · ${artifact.media_type}` : ""}`),
+        t("Made by {who} · {when}", { who: by, when: when(artifact.created_at) }) + (artifact.media_type ? ` · ${artifact.media_type}` : "")),
       this.task(found),
       this.requestPart(found.request),
       this.model(found),
@@ -172,32 +183,33 @@ export class ProvenanceView {
   }
 
   task(found) {
-    if (!found.task) return part("task", "Task", none(found.made_by === "person" ? "Written or uploaded by a person, outside any task." : "No task."));
+    if (!found.task) return part("task", t("Task"), none(found.made_by === "person" ? t("Written or uploaded by a person, outside any task.") : t("No task.")));
     const { task } = found;
-    return part("task", "Task", h("p", { "data-task": String(task.id) }, `#${task.id} “`, h("bdi", { text: task.title }), `” · ${task.status} now`));
+    const [before, after] = t("#{id} “{title}” · {status} now", { id: task.id, status: t(task.status) }).split("{title}");
+    return part("task", t("Task"), h("p", { "data-task": String(task.id) }, before, h("bdi", { text: task.title }), after));
   }
 
   requestPart(request) {
-    if (!request.length) return part("request", "The request", none("No request recorded."));
-    return part("request", "The request",
+    if (!request.length) return part("request", t("The request"), none(t("No request recorded.")));
+    return part("request", t("The request"),
       h("ol", { class: "provenance-list" }, ...request.map((r) =>
         h("li", { "data-kind": r.kind, "data-source": r.source },
-          h("span", { class: "reason", text: `${r.kind === "brief" ? "The task's brief" : `Message (${r.source})`}${r.author ? ` from ${r.author}` : ""} · ${when(r.created_at)}` }),
+          h("span", { class: "reason", text: `${r.kind === "brief" ? t("The task's brief") : t("Message ({source})", { source: r.source })}${r.author ? t(" from {name}", { name: r.author }) : ""} · ${when(r.created_at)}` }),
           h("p", { class: "quote", dir: "auto", text: r.text })))));
   }
 
   model(found) {
     const { model, step } = found;
-    if (!model) return part("model", "Model", none("No model: no agent step made this version."));
-    const params = Object.keys(model.params || {}).length ? Object.entries(model.params).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ") : "defaults";
-    return part("model", "Model",
+    if (!model) return part("model", t("Model"), none(t("No model: no agent step made this version.")));
+    const params = Object.keys(model.params || {}).length ? Object.entries(model.params).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ") : t("defaults");
+    return part("model", t("Model"),
       h("dl", { class: "provenance-facts" },
-        h("dt", { text: "Model" }), h("dd", { "data-model": model.model, text: `${model.model} (${model.provider})` }),
-        h("dt", { text: "Lease" }), h("dd", { text: `#${model.lease_id} of turn ${model.turn_number} · ${when(model.leased_at)}` }),
-        h("dt", { text: "Parameters" }), h("dd", { text: params }),
-        model.base_url_host ? [h("dt", { text: "Endpoint" }), h("dd", { text: model.base_url_host })] : null,
-        h("dt", { text: "Context" }), h("dd", { text: `${model.context_tokens} tokens` }),
-        step ? [h("dt", { text: "Step" }), h("dd", { text: `step ${step.number} (answered as ${step.model}) · ${when(step.created_at)}` })] : null),
+        h("dt", { text: t("Model") }), h("dd", { "data-model": model.model, text: `${model.model} (${model.provider})` }),
+        h("dt", { text: t("Lease") }), h("dd", { text: t("#{id} of turn {turn} · {when}", { id: model.lease_id, turn: model.turn_number, when: when(model.leased_at) }) }),
+        h("dt", { text: t("Parameters") }), h("dd", { text: params }),
+        model.base_url_host ? [h("dt", { text: t("Endpoint") }), h("dd", { text: model.base_url_host })] : null,
+        h("dt", { text: t("Context") }), h("dd", { text: t("{count} tokens", { count: model.context_tokens }) }),
+        step ? [h("dt", { text: t("Step") }), h("dd", { text: t("step {number} (answered as {model}) · {when}", { number: step.number, model: step.model, when: when(step.created_at) }) })] : null),
       step && step.text ? h("p", { class: "quote", dir: "auto", text: step.text }) : null);
   }
 
@@ -206,53 +218,53 @@ export class ProvenanceView {
     const items = found.tool_calls.map((call) => {
       const made = call.call_id === madeBy;
       return h("li", { class: "provenance-call", "data-call": call.call_id, "data-name": call.name, "data-made": made ? "true" : null },
-        h("p", {}, h("strong", { text: call.name }), ` · ${call.status}${made ? " · made this version" : ""}`),
+        h("p", {}, h("strong", { text: call.name }), ` · ${t(call.status)}${made ? t(" · made this version") : ""}`),
         h("details", {},
-          h("summary", { text: `Input and result of ${call.name}` }),
-          h("p", { class: "reason", text: `Call ${call.call_id} · ${when(call.started_at)} → ${when(call.finished_at)}` }),
-          h("h6", { text: "Input" }), h("pre", { text: json(call.input) }),
-          h("h6", { text: call.error ? "Error" : "Result" }), h("pre", { text: json(call.error || call.result) })));
+          h("summary", { text: t("Input and result of {name}", { name: call.name }) }),
+          h("p", { class: "reason", text: t("Call {id} · {start} → {end}", { id: call.call_id, start: when(call.started_at), end: when(call.finished_at) }) }),
+          h("h6", { text: t("Input") }), h("pre", { text: json(call.input) }),
+          h("h6", { text: t(call.error ? "Error" : "Result") }), h("pre", { text: json(call.error || call.result) })));
     });
     const job = found.job
       ? h("p", { class: "provenance-job", "data-job": String(found.job.id) },
-        `Generation job #${found.job.id} (${found.job.kind}, ${found.job.provider}): ${found.job.status}`,
-        found.job.prompt ? [" · prompt “", h("bdi", { text: found.job.prompt }), "”"] : null)
+        t("Generation job #{id} ({kind}, {provider}): {status}", { id: found.job.id, kind: t(found.job.kind), provider: found.job.provider, status: t(found.job.status) }),
+        found.job.prompt ? (([before, after]) => [before, h("bdi", { text: found.job.prompt }), after])(t(" · prompt “{prompt}”").split("{prompt}")) : null)
       : null;
-    return part("calls", "Tool calls",
-      items.length ? h("ol", { class: "provenance-list" }, ...items) : none("No tool calls."), job);
+    return part("calls", t("Tool calls"),
+      items.length ? h("ol", { class: "provenance-list" }, ...items) : none(t("No tool calls.")), job);
   }
 
   decisions(decisions) {
-    if (!decisions.length) return part("decisions", "Human decisions", none("No decision was asked of a person."));
-    return part("decisions", "Human decisions",
+    if (!decisions.length) return part("decisions", t("Human decisions"), none(t("No decision was asked of a person.")));
+    return part("decisions", t("Human decisions"),
       h("ul", { class: "provenance-list" }, ...decisions.map((d) =>
         h("li", { class: "provenance-decision", "data-card": String(d.card_id), "data-status": d.status },
-          h("p", {}, h("bdi", { text: d.title }), h("span", { class: "reason", text: ` · ${d.kind} card` })),
+          h("p", {}, h("bdi", { text: d.title }), h("span", { class: "reason", text: ` · ${t("{kind} card", { kind: t(d.kind) })}` })),
           h("p", { class: "decision", "data-resolved-by": d.resolved_by || "", text: decisionText(d) }),
           d.covers ? h("p", { class: "reason provenance-covers", text: coversText(d.covers) }) : null))));
   }
 
   /** Only this version's own charges; one approved across a series says it was this version's share. */
   charges(charges, decisions = []) {
-    if (!charges.length) return part("charges", "Charges for this version", none("Nothing was charged."));
-    return part("charges", "Charges for this version",
+    if (!charges.length) return part("charges", t("Charges for this version"), none(t("Nothing was charged.")));
+    return part("charges", t("Charges for this version"),
       h("ul", { class: "provenance-list" }, ...charges.map((c) => {
-        const outcome = c.captured ? "charged" : c.released ? "released, nothing kept" : c.status;
+        const outcome = t(c.captured ? "charged" : c.released ? "released, nothing kept" : c.status);
         const under = decisions.find((d) => d.approval_id != null && d.approval_id === c.approval_id && d.covers);
         const share = under && under.covers.amount !== c.amount
-          ? ` · this version's share of the ${under.covers.amount} credits approved`
+          ? t(" · this version's share of the {amount} credits approved", { amount: under.covers.amount })
           : "";
         return h("li", { class: "provenance-charge", "data-status": c.status, "data-order": String(c.order_id) },
-          `${c.amount} credits for ${c.operation} · ${outcome} · ${c.authorisation.replaceAll("_", " ")}${share} · ${when(c.settled_at || c.created_at)}`);
+          t("{amount} credits for {operation}", { amount: c.amount, operation: c.operation }) + ` · ${outcome} · ${t(c.authorisation.replaceAll("_", " "))}${share} · ${when(c.settled_at || c.created_at)}`);
       })));
   }
 
   sources(sources) {
-    if (!sources.length) return part("sources", "Came from", none("Nothing earlier: this is where it starts."));
-    return part("sources", "Came from",
+    if (!sources.length) return part("sources", t("Came from"), none(t("Nothing earlier: this is where it starts.")));
+    return part("sources", t("Came from"),
       h("ul", { class: "provenance-list" }, ...sources.map((s) =>
         h("li", { "data-relation": s.relation },
-          `${RELATIONS[s.relation] || s.relation}: `,
+          `${RELATIONS[s.relation] ? t(RELATIONS[s.relation]) : s.relation}: `,
           h("button", {
             type: "button",
             class: "link",
@@ -260,13 +272,13 @@ export class ProvenanceView {
             "data-version": String(s.version),
             onclick: () => this.openVersion(s.artifact_id, s.version),
           }, h("bdi", { text: s.artifact_title }), ` v${s.version}`),
-          h("span", { class: "reason", text: ` · ${s.artifact_kind} · ${when(s.created_at)}` })))));
+          h("span", { class: "reason", text: ` · ${t(s.artifact_kind)} · ${when(s.created_at)}` })))));
   }
 
   /** The creative guides its turn read before making it: a workspace guide's version opens in the viewer. */
   guides(guides) {
-    if (!guides.length) return part("guides", "Guides it followed", none("No creative guide was read before it was made."));
-    return part("guides", "Guides it followed",
+    if (!guides.length) return part("guides", t("Guides it followed"), none(t("No creative guide was read before it was made.")));
+    return part("guides", t("Guides it followed"),
       h("ul", { class: "provenance-list" }, ...guides.map((g) =>
         h("li", { "data-guide": g.name, "data-version": String(g.version) },
           g.artifact_id
@@ -277,15 +289,15 @@ export class ProvenanceView {
               onclick: () => this.openVersion(g.artifact_id, g.version),
             }, h("bdi", { text: g.name }), ` v${g.version}`)
             : h("bdi", { text: `${g.name} v${g.version}` }),
-          h("span", { class: "reason", text: ` · ${g.builtin ? "built in" : "this workspace's"} · ${g.purpose}` })))));
+          h("span", { class: "reason", text: ` · ${t(g.builtin ? "built in" : "this workspace's")} · ${g.purpose}` })))));
   }
 
   memories(memories) {
-    if (!memories.length) return part("memories", "Memories it was shown", none("No long-term memory was shown to this step."));
-    return part("memories", "Memories it was shown",
+    if (!memories.length) return part("memories", t("Memories it was shown"), none(t("No long-term memory was shown to this step.")));
+    return part("memories", t("Memories it was shown"),
       h("ul", { class: "provenance-list" }, ...memories.map((m) =>
         h("li", { "data-memory-version": String(m.version_id), "data-status": m.status },
-          h("span", { class: "reason", text: `${m.kind || "memory"}${m.subject ? ` · ${m.subject}` : ""} · ${m.status}` }),
+          h("span", { class: "reason", text: `${m.kind ? t(m.kind) : t("memory")}${m.subject ? ` · ${m.subject}` : ""} · ${t(m.status)}` }),
           h("p", { class: "quote", dir: "auto", text: m.content })))));
   }
 }

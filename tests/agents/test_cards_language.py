@@ -1,7 +1,9 @@
 """What Lomote says on cards is said in the task's language (issue 33 item 4): a French, German, Spanish or
-Portuguese task's cards carry no English phrase of ours; the catalogues are complete and compiled as committed."""
+Portuguese task's cards (a resume review's finding too) carry no English phrase of ours;
+the catalogues are complete and compiled as committed."""
 
 import gettext
+import json
 import re
 from pathlib import Path
 
@@ -11,6 +13,8 @@ from django.db import transaction
 
 from agents.locks import task_qs_for_update
 from agents.models import ChecklistItem, Task, TaskKind
+from agents.resume import MESSAGES, case_evaluate
+from agents.runtime.resumption import Judged, open_review
 from agents.services.cards import (
     card_open_for_wait,
     card_open_result,
@@ -129,3 +133,27 @@ def test_a_tasks_cards_speak_its_language_with_no_english_phrase_of_ours(workspa
     # and the numbers are all there, in the language's own plural
     quote = cards[0]
     assert "120" in quote.title and "40" in quote.body and "450" in quote.body
+
+
+RESUME_CASES = Path(settings.BASE_DIR) / "tests" / "resume_cases"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_resume_review_card_says_the_checks_finding_in_the_tasks_language(workspace, alice, no_enqueue, language):
+    # given a task in another language, and the verdicts of a resume check that ask a person to look
+    task = _task(workspace, alice, language)
+    english = _english_phrases(language)
+    cases = ("07_pending_in_ready", "09_pending_outside_contract", "11_lookup_unavailable", "13_no_receipt")
+    for name in cases:
+        resumption = case_evaluate(json.loads((RESUME_CASES / f"{name}.json").read_text()))
+
+        # when the runtime opens its review card
+        with transaction.atomic():
+            locked = task_qs_for_update().get(pk=task.pk)
+            card = open_review(locked, Judged(resumption, call=None, tool=None, present={}), turn=None)
+
+        # then the finding (its first line, written in English by agents/resume.py) is said in the task's language
+        finding = card.body.splitlines()[0]
+        assert finding != MESSAGES[resumption.verdict], (language, name, finding)
+        left = sorted(phrase for phrase in english if re.search(rf"\b{re.escape(phrase)}\b", _said(card)))
+        assert not left, f"{language} {name}: {left} in {_said(card)!r}"

@@ -386,3 +386,78 @@ def test_it_answers_unsupported_methods_with_405(owner, workspace, method, url_n
     assert_error(response, 405, "method_not_allowed")
     assert method.upper() not in response["Allow"]
     assert snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        (
+            "en",
+            (
+                "Not found.",
+                "Some fields are invalid.",
+                "Task not found.",
+                "This needs the editor role; you are viewer.",
+            ),
+        ),
+        (
+            "fr",
+            (
+                "Introuvable.",
+                "Certains champs ne sont pas valides.",
+                "Tâche introuvable.",
+                "Il faut le rôle éditeur ; vous êtes lecteur.",
+            ),
+        ),
+        (
+            "de",
+            (
+                "Nicht gefunden.",
+                "Einige Felder sind ungültig.",
+                "Aufgabe nicht gefunden.",
+                "Dafür braucht es die Rolle Bearbeiter; du bist Betrachter.",
+            ),
+        ),
+        (
+            "es",
+            (
+                "No encontrado.",
+                "Algunos campos no son válidos.",
+                "Tarea no encontrada.",
+                "Hace falta el rol de editor; eres lector.",
+            ),
+        ),
+        (
+            "pt",
+            (
+                "Não encontrado.",
+                "Alguns campos não são válidos.",
+                "Tarefa não encontrada.",
+                "É precisa a função de editor; a sua é leitor.",
+            ),
+        ),
+    ],
+)
+def test_our_error_messages_follow_the_requests_language(
+    owner, client_for, carol, workspace, write_urls, language, said
+):
+    # given people whose browser asks for a language: the owner, and carol, a viewer
+    headers = {"HTTP_ACCEPT_LANGUAGE": language}
+    viewer = client_for(carol)
+
+    # when an unknown URL, a body with a wrong field type, a task that is not there and a viewer's write are sent
+    missing = owner.get("/api/v1/nope/", **headers)
+    method, url, body = write_urls["workspace create"]
+    refused = getattr(owner, method)(url, {**body, "name": 10}, format="json", **headers)
+    no_task = owner.get(reverse("task-detail", kwargs={"workspace_id": workspace.pk, "task_id": 999999}), **headers)
+    not_allowed = viewer.post(
+        reverse("task-list", kwargs={"workspace_id": workspace.pk}), {"brief": "Posters"}, format="json", **headers
+    )
+
+    # then each human message is in that language, and the code and details a client reads are the same in all
+    assert assert_error(missing, 404, "not_found")["message"] == said[0]
+    error = assert_error(refused, 400, "invalid")
+    assert error["message"] == said[1] and set(error["details"]["fields"]) == {"name"}
+    assert assert_error(no_task, 404, "not_found")["message"] == said[2]
+    error = assert_error(not_allowed, 403, "role_required")
+    assert error["message"] == said[3] and error["details"] == {"required_role": "editor", "your_role": "viewer"}

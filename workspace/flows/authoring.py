@@ -21,6 +21,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.flows.graph import Graph, graph_check, graph_dump, graph_load, nodes_changed
@@ -84,7 +85,7 @@ def _flow_locked(workspace_id: int, artifact_id: int) -> Artifact:
         artifact_qs_for_update().filter(pk=artifact_id, workspace_id=workspace_id, deleted_at__isnull=True).first()
     )
     if artifact is None:
-        raise NotFound("Artifact not found.")
+        raise NotFound(gettext_noop("Artifact not found."))
     if artifact.kind != ArtifactKind.FLOW:
         raise InvalidInput(f"Artifact {artifact_id} is a {artifact.kind}, not a Flow.", code="not_a_flow")
     return artifact

@@ -32,6 +32,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from lomote.kernel.exceptions import DomainError, InvalidInput
 from workspace import domain_events
 from workspace.flows import params as p
@@ -81,7 +83,7 @@ class NodeResult:
 
 
 class NodeFailed(DomainError):
-    code, default_message = "node_failed", "The node failed."
+    code, default_message = "node_failed", gettext_noop("The node failed.")
 
 
 # --- model calls -----------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import CharField, F, Q, QuerySet, Value
 from django.db.models.functions import Cast, Concat
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 from django_q.tasks import async_task
 
 from lomote.kernel import domain_events
@@ -356,7 +357,7 @@ def _await_again(run: FlowRun, **event: Any) -> FlowRun:
 def _settled_run(workspace_id: int, run_id: int) -> FlowRun:
     """The run, locked, once it has ended (404 elsewhere, 409 `run_not_settled` while it runs or waits)."""
     if not FlowRun.objects.filter(pk=run_id, workspace_id=workspace_id).exists():
-        raise NotFound("Flow run not found.")
+        raise NotFound(gettext_noop("Flow run not found."))
     _lock_workspace(workspace_id)
     run = _lock_run(run_id)
     if run.status not in (FlowRunStatus.FAILED, FlowRunStatus.DONE):
@@ -388,7 +389,7 @@ def flow_node_retry(*, workspace_id: int, run_id: int, node_id: str) -> FlowRun:
     nodes = {n.node_id: n for n in run.nodes.select_for_update(of=("self",), no_key=True).order_by("pk")}
     node = nodes.get(node_id)
     if node is None:
-        raise NotFound("No such node in this run.", details={"node": node_id})
+        raise NotFound(gettext_noop("No such node in this run."), details={"node": node_id})
     if node.status != NodeStatus.FAILED:
         raise Conflict(
             f"Node {node_id} is {node.status}; only a failed node is retried.",

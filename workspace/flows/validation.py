@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from pydantic import ValidationError
 
 from lomote.kernel.exceptions import DomainError, InvalidInput, NotFound
@@ -103,7 +104,7 @@ def _artifact_read(workspace_id: int, node_id: str, artifact_id: int | None) -> 
         return None
     artifact = Artifact.objects.filter(pk=artifact_id, workspace_id=workspace_id, deleted_at__isnull=True).first()
     if artifact is None:
-        raise NotFound("Artifact not found.", details={"node": node_id, "field": "artifact_id"})
+        raise NotFound(gettext_noop("Artifact not found."), details={"node": node_id, "field": "artifact_id"})
     return artifact
 
 

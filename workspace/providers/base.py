@@ -41,6 +41,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import router
+from django.utils.translation import gettext_noop
 from django_q.brokers import get_broker
 from django_q.brokers.orm import ORM
 from django_q.conf import Conf
@@ -54,19 +55,22 @@ from workspace.models import GenerationJob
 class GenerationError(DomainError):
     """A generation provider failed. `code` says how; `retryable` is always False here: we never resubmit."""
 
-    status, code, default_message = 502, "generation_error", "The generation provider failed."
+    status, code, default_message = 502, "generation_error", gettext_noop("The generation provider failed.")
 
 
 class SubmissionRejected(GenerationError):
     """The upstream refused the submission and certainly created no job."""
 
-    code, default_message = "submission_rejected", "The generation provider refused the request."
+    code, default_message = "submission_rejected", gettext_noop("The generation provider refused the request.")
 
 
 class SubmissionUncertain(GenerationError):
     """We cannot tell whether the upstream created the job (a timeout, a dropped connection)."""
 
-    code, default_message = "submission_uncertain", "The generation provider did not confirm the submission."
+    code, default_message = (
+        "submission_uncertain",
+        gettext_noop("The generation provider did not confirm the submission."),
+    )
 
 
 # The size of each image format, as the embedded renderer reads it (width, height; a logo also sets its layout): what

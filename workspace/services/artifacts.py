@@ -22,6 +22,7 @@ from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext_noop
 
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
@@ -243,7 +244,7 @@ def artifact_version_add(
         artifact_qs_for_update().filter(pk=artifact_id, workspace_id=workspace_id, deleted_at__isnull=True).first()
     )
     if artifact is None:
-        raise NotFound("Artifact not found.")
+        raise NotFound(gettext_noop("Artifact not found."))
     if base_version != artifact.current_version:
         raise Conflict(
             f"Version {base_version} is not the current version of this artifact (it is "
@@ -295,7 +296,7 @@ def artifact_rename(*, workspace_id: int, artifact_id: int, title: str, renamed_
     artifact = artifact_qs_for_update().filter(pk=artifact_id, workspace_id=workspace_id, deleted_at__isnull=True)
     artifact = artifact.first()
     if artifact is None:
-        raise NotFound("Artifact not found.")
+        raise NotFound(gettext_noop("Artifact not found."))
     if artifact.title == title:
         return artifact
     before, artifact.title = artifact.title, title
@@ -319,7 +320,7 @@ def artifact_delete(*, workspace_id: int, artifact_id: int, deleted_by: Abstract
     """
     artifact = artifact_qs_for_update().filter(pk=artifact_id, workspace_id=workspace_id).first()
     if artifact is None:
-        raise NotFound("Artifact not found.")
+        raise NotFound(gettext_noop("Artifact not found."))
     if artifact.deleted_at is not None:
         raise Conflict(
             "This artifact was already deleted.",

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.locks import artifact_qs_for_update, asset_collection_qs_for_update
@@ -59,7 +60,7 @@ def _clean_description(description: str) -> str:
 def _locked(workspace_id: int, collection_id: int) -> AssetCollection:
     collection = asset_collection_qs_for_update().filter(pk=collection_id, workspace_id=workspace_id).first()
     if collection is None:
-        raise NotFound("Collection not found.")
+        raise NotFound(gettext_noop("Collection not found."))
     return collection
 
 

@@ -14,6 +14,7 @@ provider report's path (make bench).
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.exceptions import NotFound
 from workspace.models import GenerationJob, WebhookDelivery
@@ -40,7 +41,7 @@ def _job_id(provider: str, upstream_id: str) -> int:
         GenerationJob.objects.filter(provider=provider, upstream_id=upstream_id).values_list("pk", flat=True).first()
     )
     if job_id is None:
-        raise NotFound("No job has this upstream id (yet).", code="unknown_job")
+        raise NotFound(gettext_noop("No job has this upstream id (yet)."), code="unknown_job")
     return job_id
 
 

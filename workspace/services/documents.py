@@ -16,6 +16,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.locks import artifact_qs_for_update
@@ -120,7 +121,7 @@ def _document_locked(workspace_id: int, artifact_id: int) -> Artifact:
         artifact_qs_for_update().filter(pk=artifact_id, workspace_id=workspace_id, deleted_at__isnull=True).first()
     )
     if artifact is None:
-        raise NotFound("Artifact not found.")
+        raise NotFound(gettext_noop("Artifact not found."))
     if artifact.kind != ArtifactKind.DOCUMENT:
         raise InvalidInput(
             f"Artifact {artifact_id} is a {artifact.kind}, not a document.",

@@ -2,6 +2,7 @@ from typing import Any
 
 from django.db import connection
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 from psycopg.types.json import Jsonb
 
 from lomote.kernel.events import push_hint_on_commit
@@ -30,7 +31,7 @@ def event_append(*, workspace_id: int, kind: str, data: dict[str, Any] | None = 
         )
         row = cursor.fetchone()
     if row is None:
-        raise NotFound("Workspace not found.")
+        raise NotFound(gettext_noop("Workspace not found."))
     event = Event.objects.create(workspace_id=workspace_id, seq=row[0], kind=kind, data=data)
     push_hint_on_commit(workspace_id, event.seq)
     return event
@@ -54,5 +55,5 @@ def _append_in_one_statement(workspace_id: int, kind: str, data: dict[str, Any])
         )
         row = cursor.fetchone()
     if row is None:
-        raise NotFound("Workspace not found.")
+        raise NotFound(gettext_noop("Workspace not found."))
     return Event(pk=row[0], workspace_id=workspace_id, seq=row[1], kind=kind, data=data, created_at=now)

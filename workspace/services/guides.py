@@ -18,6 +18,7 @@ from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.locks import guide_qs_for_update
@@ -220,7 +221,7 @@ def guide_update(
                 code="builtin_guide",
                 details={"name": name},
             )
-        raise NotFound("Guide not found.")
+        raise NotFound(gettext_noop("Guide not found."))
     changed: dict = {}
     if purpose is not None:
         guide.purpose = check_purpose(purpose)

@@ -58,6 +58,7 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from lomote.kernel import domain_events
 from lomote.kernel.exceptions import Conflict, DomainError, InvalidInput, NotFound
@@ -142,7 +143,7 @@ def job_submit(
                 target = Artifact.objects.filter(pk=artifact_id, workspace_id=workspace_id, deleted_at__isnull=True)
                 artifact = target.only("kind", "current_version").first()
                 if artifact is None:
-                    raise NotFound("Artifact not found.")
+                    raise NotFound(gettext_noop("Artifact not found."))
                 if artifact.kind != kind:
                     raise _invalid("artifact_id", f"A {kind} job cannot add a version to a {artifact.kind} artifact.")
                 base_version = artifact.current_version
@@ -303,7 +304,7 @@ def job_event_apply(
             else jobs.filter(provider=provider, upstream_id=upstream_id).first()
         )
         if job is None:
-            raise NotFound("No such generation job.", code="unknown_job")
+            raise NotFound(gettext_noop("No such generation job."), code="unknown_job")
         if not job_is_forward(status=job.status, progress=job.progress, to=status, to_progress=progress):
             return False
         now = timezone.now()

@@ -33,6 +33,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files import File
 from django.utils.text import slugify
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.exceptions import DomainError, InvalidInput
 from workspace.models import Artifact, ArtifactVersion
@@ -56,7 +57,11 @@ MAX_NAME_CHARS = 200
 
 
 class UploadTooLarge(DomainError):
-    status, code, default_message = 413, "too_large", "The file is larger than uploads of its kind may be."
+    status, code, default_message = (
+        413,
+        "too_large",
+        gettext_noop("The file is larger than uploads of its kind may be."),
+    )
 
 
 def upload_limits() -> dict[str, int]:

@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from lomote.kernel.exceptions import Conflict, InvalidInput, NotFound
 from workspace.locks import membership_qs_for_update
@@ -85,7 +86,7 @@ def _access_under_lock(access: Access, members: list[Membership]) -> Access:
         return access  # an API key's role is its own and never owner
     mine = next((m for m in members if m.user_id == access.user.pk), None)
     if mine is None:
-        raise NotFound("Workspace not found.")
+        raise NotFound(gettext_noop("Workspace not found."))
     return replace(access, role=mine.role)
 
 
@@ -102,7 +103,7 @@ def membership_update_role(*, access: Access, membership_id: int, role: str) -> 
     _access_under_lock(access, members).require(Role.OWNER)
     membership = next((m for m in members if m.pk == membership_id), None)
     if membership is None:
-        raise NotFound("Member not found.")
+        raise NotFound(gettext_noop("Member not found."))
     if role != Role.OWNER:
         _ensure_an_owner_remains(members, membership)
     if membership.role != role:
@@ -123,7 +124,7 @@ def membership_remove(*, access: Access, membership_id: int) -> None:
     access = _access_under_lock(access, members)
     membership = next((m for m in members if m.pk == membership_id), None)
     if membership is None:
-        raise NotFound("Member not found.")
+        raise NotFound(gettext_noop("Member not found."))
     is_self = access.user is not None and membership.user_id == access.user.pk
     if not is_self:
         access.require(Role.OWNER)
@@ -164,7 +165,7 @@ def api_key_revoke(*, access: Access, key_id: int) -> ApiKey:
     access.require(Role.OWNER)
     key = ApiKey.objects.select_for_update(no_key=True).filter(workspace=access.workspace, pk=key_id).first()
     if key is None:
-        raise NotFound("API key not found.")
+        raise NotFound(gettext_noop("API key not found."))
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
