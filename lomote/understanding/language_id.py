@@ -31,6 +31,10 @@ MIN_CONFIDENCE = 0.5  # from this probability the likeliest language answers
 MIN_LEAD = 1.5  # below it, the likeliest still answers when it is this many times the second ("merci")
 MIN_PROBABLE = 0.3  # and at least this likely; else the text says too little and the default answers
 MAX_CHARS = 4000  # the opening of a long message says as much as the whole of it
+# The banks it learns languages from: those of requests and changes. memory_about's is left out: its phrasings are
+# mostly business names ("Le Fournil", "Bean There"), which teach names rather than languages (with it, a bare
+# "Continue" read as French).
+LANGUAGE_BANKS = tuple(name for name in DECISIONS if name != "memory_about")
 EXTRA = BANKS / "language.yaml"
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 WORD = r"[^\W\d_]+"  # letters only: digits and sizes say nothing of a language
@@ -59,7 +63,7 @@ def corpus(decisions: tuple[str, ...]) -> tuple[list[str], list[str]]:
 @functools.cache
 def identifier():
     """The trained pipeline: fitted once per banks and code (a few seconds), kept on disk (fitted.py)."""
-    texts, languages = corpus(DECISIONS)
+    texts, languages = corpus(LANGUAGE_BANKS)
     key = digest([*texts, "\x1f", *languages], [Path(__file__)])
     return fitted("language", key, lambda: _fit(texts, languages))
 
