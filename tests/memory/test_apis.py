@@ -43,7 +43,15 @@ from tests.support.rest import (
     key_client,
 )
 from tests.support.rest import snapshot as tenancy_snapshot
-from tests.support.worlds import built_once, person, shared_workspace
+from tests.support.worlds import (  # noqa: F401 — world_alice… are the fixtures alice…, the world's personas
+    built_once,
+    person,
+    shared_workspace,
+    world_alice,
+    world_bob,
+    world_carol,
+    world_dave,
+)
 from workspace.models import Role, Workspace
 from workspace.selectors import workspace_access
 from workspace.services.workspaces import workspace_create
@@ -196,26 +204,6 @@ def world(world_built, db):
 @pytest.fixture
 def workspace(world):
     return world.workspace
-
-
-@pytest.fixture
-def alice(world):
-    return world.users["owner"]
-
-
-@pytest.fixture
-def bob(world):
-    return world.users["editor"]
-
-
-@pytest.fixture
-def carol(world):
-    return world.users["viewer"]
-
-
-@pytest.fixture
-def dave(world):
-    return world.users["outsider"]
 
 
 @pytest.fixture

@@ -151,3 +151,25 @@ def built_once(build: Callable[[], Any]):
                     assert not connections[alias].in_atomic_block, "a test left a transaction of its own open"
 
     return world_built
+
+
+# The personas of a module that builds its world, read from the module's `world` fixture (the conftest's own would
+# create a second alice): a module imports these fixtures (world_alice… register as alice…) beside `built_once`.
+@pytest.fixture(name="alice")
+def world_alice(world):
+    return world.users["owner"]
+
+
+@pytest.fixture(name="bob")
+def world_bob(world):
+    return world.users["editor"]
+
+
+@pytest.fixture(name="carol")
+def world_carol(world):
+    return world.users["viewer"]
+
+
+@pytest.fixture(name="dave")
+def world_dave(world):
+    return world.users["outsider"]
